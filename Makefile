@@ -1,0 +1,44 @@
+# Every target creates .venv (Python 3.11) and installs the course into it when absent.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+STAMP := $(VENV)/.installed
+# nbgrader and Jupyter start helper programs (alembic, kernels) by name: find ours first.
+export PATH := $(BIN):$(PATH)
+
+.PHONY: install demo test lab release outputs format lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(STAMP)  ## grade the bundled example class and print the score table
+	$(BIN)/python -m grader demo
+
+test: $(STAMP)  ## the full test suite, as CI runs it
+	$(BIN)/python -m pytest
+
+lab: $(STAMP)  ## JupyterLab on the student notebooks
+	$(BIN)/jupyter lab notebooks
+
+release: $(STAMP)  ## regenerate notebooks/ from solutions/
+	$(BIN)/python -m grader release
+
+outputs: $(STAMP)  ## re-run the solutions and store their outputs (then review the diff)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --allow-errors solutions/*/*.ipynb
+
+format: $(STAMP)
+	$(BIN)/ruff format grader tests
+	$(BIN)/ruff check --fix grader tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check grader tests
+	$(BIN)/ruff format --check grader tests
+
+clean:
+	rm -rf $(VENV) build submitted autograded feedback gradebook.db

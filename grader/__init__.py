@@ -1,0 +1,1 @@
+"""Autograd Fundamentals: check helpers for the lessons and the instructor's grading CLI."""

@@ -1,0 +1,195 @@
+"""Check helpers for the lessons' test cells.
+
+Each helper raises `CheckFailed` (an AssertionError) with an explanation written for the
+student, and never writes to stderr: nbgrader scores any stderr output as a failure, so torch
+warnings raised while a check calls student code are swallowed here.
+"""
+
+import math
+import random
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+
+import torch
+
+
+class CheckFailed(AssertionError):
+    """A check failed; the message says what is wrong in the student's terms."""
+
+
+def require(condition: bool, explanation: str) -> None:
+    """Fail with `explanation` unless `condition` holds."""
+    if not condition:
+        raise CheckFailed(explanation)
+
+
+def quietly(fn: Callable, *args, **kwargs):
+    """Call `fn`, swallowing the warnings it raises so that nothing reaches stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def call(fn: Callable, *args, name: str):
+    """Call the student's function `name`; explain any error it raises as a failed check."""
+    require(callable(fn), f"{name} should be a function, but it is {fn!r}.")
+    try:
+        return quietly(fn, *args)
+    except Exception as error:
+        shown = ", ".join(repr(a) for a in args)
+        raise CheckFailed(f"{name}({shown}) raised {type(error).__name__}: {error}") from None
+
+
+def check_tracked_leaf(tensor, name: str) -> None:
+    """Check that `tensor` is a floating-point leaf tensor that autograd tracks."""
+    require(
+        isinstance(tensor, torch.Tensor),
+        f"{name} should be a torch.Tensor, but it is a {type(tensor).__name__}.",
+    )
+    require(
+        tensor.is_floating_point() or tensor.is_complex(),
+        f"{name} has dtype {tensor.dtype}: only floating-point (or complex) tensors can "
+        "require gradients. Convert the values to float first.",
+    )
+    require(
+        tensor.requires_grad,
+        f"{name}.requires_grad is False: autograd will not track it. "
+        "Pass requires_grad=True or call .requires_grad_().",
+    )
+    require(
+        tensor.is_leaf,
+        f"{name} is not a leaf: it was computed from another tracked tensor "
+        f"(its grad_fn is {type(tensor.grad_fn).__name__}). Create it directly instead.",
+    )
+
+
+def _as_tensor(value) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    return torch.as_tensor(value, dtype=torch.float64)
+
+
+def _close(actual, expected, atol: float) -> bool:
+    a, e = _as_tensor(actual), _as_tensor(expected)
+    if a.shape != e.shape:
+        return False
+    return bool(torch.allclose(a.double(), e.double(), atol=atol, rtol=1e-5))
+
+
+def check_tensor(
+    actual,
+    expected,
+    name: str,
+    *,
+    atol: float = 1e-6,
+    mistakes: Mapping[str, object] | None = None,
+) -> None:
+    """Check that `actual` is a tensor equal to `expected` in shape and values.
+
+    `mistakes` maps an explanation to the value a typical mistake produces; when the student's
+    value matches one of them, that explanation is the failure message.
+    """
+    require(actual is not None, f"{name} is None: it has not been computed yet.")
+    require(
+        isinstance(actual, torch.Tensor),
+        f"{name} should be a torch.Tensor, but it is a {type(actual).__name__}.",
+    )
+    expected_t = _as_tensor(expected)
+    require(
+        tuple(actual.shape) == tuple(expected_t.shape),
+        f"{name} has shape {tuple(actual.shape)}, expected {tuple(expected_t.shape)}.",
+    )
+    if _close(actual, expected_t, atol):
+        return
+    for explanation, wrong in (mistakes or {}).items():
+        if _close(actual, wrong, atol):
+            raise CheckFailed(f"{name} is wrong: {explanation}")
+    raise CheckFailed(f"{name} has the wrong values:\n{actual.detach()}\nexpected:\n{expected_t}")
+
+
+def check_grad(
+    tensor: torch.Tensor,
+    expected,
+    name: str,
+    *,
+    atol: float = 1e-6,
+    mistakes: Mapping[str, object] | None = None,
+) -> None:
+    """Check the gradient stored in `tensor.grad`, explaining the usual autograd slips."""
+    require(
+        isinstance(tensor, torch.Tensor),
+        f"{name} should be a torch.Tensor, but it is a {type(tensor).__name__}.",
+    )
+    if not tensor.is_leaf and not tensor.retains_grad:
+        raise CheckFailed(
+            f"{name} is not a leaf tensor, so backward() does not fill its .grad: read the "
+            "gradient of the leaf you created with requires_grad=True, or call .retain_grad()."
+        )
+    require(
+        tensor.grad is not None,
+        f"{name}.grad is None: call .backward() on a scalar that depends on {name} first.",
+    )
+    expected_t = _as_tensor(expected)
+    known = dict(mistakes or {})
+    for times in (2, 3, 4):
+        known.setdefault(
+            f"it is {times}x the right gradient. Gradients accumulate across backward() calls: "
+            f"zero {name}.grad (or set it to None) before calling backward() again.",
+            expected_t * times,
+        )
+    check_tensor(tensor.grad, expected_t, f"{name}.grad", atol=atol, mistakes=known)
+
+
+def check_value(actual, expected, name: str, *, hint: str = "") -> None:
+    """Check that a plain Python answer equals `expected`."""
+    if actual == expected:
+        return
+    message = f"{name} is {actual!r}, but that is not right."
+    raise CheckFailed(f"{message} {hint}".strip())
+
+
+def check_derivative(
+    student_derivative: Callable[[float], float],
+    function: Callable[[torch.Tensor], torch.Tensor],
+    name: str,
+    *,
+    points: Iterable[float] | None = None,
+    low: float = -3.0,
+    high: float = 3.0,
+    count: int = 5,
+    atol: float = 1e-4,
+) -> None:
+    """Check a hand-derived derivative against autograd at `points` (random if not given).
+
+    Random points are drawn when the check runs, so a hard-coded number cannot pass.
+    """
+    if points is None:
+        rng = random.Random()
+        points = [round(rng.uniform(low, high), 3) for _ in range(count)]
+    for x in points:
+        leaf = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
+        (reference,) = torch.autograd.grad(function(leaf), leaf)
+        answer = call(student_derivative, float(x), name=name)
+        answer = float(answer.detach()) if isinstance(answer, torch.Tensor) else answer
+        require(
+            isinstance(answer, int | float) and math.isfinite(answer),
+            f"{name}({x}) returned {answer!r}; it should return a finite number.",
+        )
+        require(
+            abs(answer - float(reference)) <= atol * max(1.0, abs(float(reference))),
+            f"{name}({x}) returned {answer:.6g}, but autograd says the derivative at x = {x} "
+            f"is {float(reference):.6g}. Check your derivation (chain rule, constant factors).",
+        )
+
+
+def check_error_message(message, must_contain: str, name: str, *, hint: str = "") -> None:
+    """Check that a caught error message was stored and names the expected problem."""
+    require(
+        isinstance(message, str) and message != "",
+        f"{name} should hold the error message as a string (str(error)), "
+        f"but it is {message!r}. {hint}".strip(),
+    )
+    require(
+        must_contain.lower() in message.lower(),
+        f"{name} is {message!r}, which is not the error this exercise asks for. {hint}".strip(),
+    )

@@ -1,0 +1,9 @@
+"""The repository root is an nbgrader course: `solutions/` is the source, `notebooks/` the release."""
+
+from pathlib import Path
+
+c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads this file
+
+c.CourseDirectory.root = str(Path(__file__).resolve().parent)
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "notebooks"

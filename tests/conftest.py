@@ -1,0 +1,11 @@
+"""Shared fixtures: the repository's lessons, and nbgrader tools on PATH."""
+
+import pytest
+
+from grader.course import lessons
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every test that takes a `lesson` argument once per lesson."""
+    if "lesson" in metafunc.fixturenames:
+        metafunc.parametrize("lesson", lessons())

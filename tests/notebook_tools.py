@@ -1,0 +1,31 @@
+"""Helpers the tests share: run a notebook, read nbgrader's verdicts on it."""
+
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbgrader.validator import Validator
+
+
+def execute(path: Path) -> nbformat.NotebookNode:
+    """Run a notebook in a fresh kernel, in its own folder, keeping going after errors."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=120, allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+    )
+    return client.execute()
+
+
+def grade_cell_ids(path: Path) -> list[str]:
+    """The grade ids of a notebook's autograded test cells."""
+    nb = nbformat.read(path, as_version=4)
+    return [
+        c.metadata["nbgrader"]["grade_id"]
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+    ]
+
+
+def validate(path: Path, *, invert: bool = False) -> dict:
+    """nbgrader's validation result: failing test cells, or with `invert` passing ones."""
+    return Validator(invert=invert).validate(str(path))

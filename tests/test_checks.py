@@ -1,0 +1,150 @@
+"""The check helpers pass right answers and explain wrong ones in the student's terms."""
+
+import contextlib
+import io
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.checks import (
+    CheckFailed,
+    call,
+    check_derivative,
+    check_error_message,
+    check_grad,
+    check_tensor,
+    check_tracked_leaf,
+    check_value,
+)
+
+
+def _seed_o(x):
+    return 0.5 * (5 * (x + 1) ** 2).sum()
+
+
+def test_check_grad_passes_the_seed_gradient():
+    """o = 1/2 sum 5(x+1)^2 at x = 1 has gradient 10 everywhere."""
+    x = torch.ones(2, requires_grad=True)
+    _seed_o(x).backward()
+    check_grad(x, [10.0, 10.0], "x")
+
+
+def test_check_grad_names_forgotten_zeroing():
+    """A gradient accumulated over two backward calls is explained as a missing zero_()."""
+    x = torch.ones(2, requires_grad=True)
+    _seed_o(x).backward()
+    _seed_o(x).backward()
+    with pytest.raises(CheckFailed, match="accumulate.*zero x.grad"):
+        check_grad(x, [10.0, 10.0], "x")
+
+
+def test_check_grad_names_a_non_leaf():
+    """Reading .grad of an intermediate result is explained, without a warning on stderr."""
+    x = torch.ones(2, requires_grad=True)
+    y = 5 * (x + 1) ** 2
+    y.sum().backward()
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), pytest.raises(CheckFailed, match="not a leaf"):
+        check_grad(y, [10.0, 10.0], "y")
+    assert stderr.getvalue() == ""
+
+
+def test_check_grad_before_backward_says_to_call_backward():
+    """A leaf whose .grad is still None gets a message that names backward()."""
+    with pytest.raises(CheckFailed, match=r"x.grad is None: call .backward\(\)"):
+        check_grad(torch.ones(2, requires_grad=True), [1.0, 1.0], "x")
+
+
+def test_check_tensor_explains_a_listed_mistake():
+    """A value matching a known mistake gets that mistake's explanation."""
+    with pytest.raises(CheckFailed, match="used sum where the mean was asked"):
+        check_tensor(
+            torch.tensor([9.0, 9.0]),
+            [4.5, 4.5],
+            "x.grad",
+            mistakes={"you used sum where the mean was asked": [9.0, 9.0]},
+        )
+
+
+def test_check_tensor_reports_shape_before_values():
+    """A wrong shape is reported as a shape problem."""
+    with pytest.raises(CheckFailed, match=r"shape \(3,\), expected \(2,\)"):
+        check_tensor(torch.zeros(3), [0.0, 0.0], "t")
+
+
+def test_check_tensor_rejects_non_tensors():
+    """A list where a tensor was asked is named as such."""
+    with pytest.raises(CheckFailed, match="should be a torch.Tensor, but it is a list"):
+        check_tensor([1.0], [1.0], "t")
+
+
+@given(st.floats(-5, 5), st.floats(0.5, 3))
+def test_check_derivative_accepts_a_correct_derivation(shift, scale):
+    """d/dx scale*(x+shift)^2 = 2*scale*(x+shift) passes at random points."""
+    check_derivative(
+        lambda x: 2 * scale * (x + shift), lambda x: scale * (x + shift) ** 2, "derivative"
+    )
+
+
+@given(st.floats(-3, 3))
+def test_autograd_reference_agrees_with_finite_differences(x):
+    """The reference the derivative check uses agrees with a central difference."""
+    f = lambda t: 3 * (2 * t + 3) ** 2  # noqa: E731 -- the seed's z(x)
+    h = 1e-6
+    numeric = (f(x + h) - f(x - h)) / (2 * h)
+    check_derivative(lambda t: 12 * (2 * t + 3), f, "dz_dx", points=[x])
+    assert abs(numeric - 12 * (2 * x + 3)) < 1e-3 * max(1.0, abs(numeric))
+
+
+def test_check_derivative_rejects_a_hard_coded_number():
+    """Returning the seed's 60 for every x fails at random points."""
+    with pytest.raises(CheckFailed, match="autograd says the derivative"):
+        check_derivative(lambda x: 60.0, lambda x: 3 * (2 * x + 3) ** 2, "dz_dx")
+
+
+def test_check_derivative_reports_a_crashing_function():
+    """An exception inside the student's function becomes a failed check naming the call."""
+    with pytest.raises(CheckFailed, match=r"dz_dx\(1.0\) raised ZeroDivisionError"):
+        check_derivative(lambda x: 1 / 0, lambda x: x**2, "dz_dx", points=[1.0])
+
+
+def test_check_tracked_leaf_explains_integer_tensors():
+    """An integer tensor is explained as the wrong dtype."""
+    with pytest.raises(CheckFailed, match="only floating-point"):
+        check_tracked_leaf(torch.tensor([1, 2]), "t")
+
+
+def test_check_tracked_leaf_explains_a_missing_flag():
+    """A float tensor without requires_grad is explained."""
+    with pytest.raises(CheckFailed, match="requires_grad is False"):
+        check_tracked_leaf(torch.tensor([1.0]), "t")
+
+
+def test_check_tracked_leaf_explains_a_computed_tensor():
+    """A tensor computed from a tracked one is not a leaf."""
+    with pytest.raises(CheckFailed, match="not a leaf"):
+        check_tracked_leaf(torch.ones(2, requires_grad=True) * 2, "t")
+
+
+def test_check_error_message_needs_the_right_error():
+    """Another error's message, or none, fails with an explanation."""
+    check_error_message("Only Tensors of floating point dtype", "floating point", "m")
+    with pytest.raises(CheckFailed, match="should hold the error message"):
+        check_error_message(None, "floating point", "m")
+    with pytest.raises(CheckFailed, match="not the error this exercise asks for"):
+        check_error_message("shape mismatch", "floating point", "m")
+
+
+def test_check_value_adds_the_hint():
+    """A wrong prediction carries the hint."""
+    check_value(True, True, "p")
+    with pytest.raises(CheckFailed, match="p is True, but that is not right. Think again"):
+        check_value(True, False, "p", hint="Think again.")
+
+
+def test_call_wraps_errors_from_student_code():
+    """A student's function that raises is reported with its arguments."""
+    with pytest.raises(CheckFailed, match=r"f\(\[1, 2\]\) raised ValueError: bad"):
+        call(lambda v: (_ for _ in ()).throw(ValueError("bad")), [1, 2], name="f")

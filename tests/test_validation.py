@@ -1,0 +1,34 @@
+"""nbgrader's validation, both ways: solutions pass every test, untouched notebooks none."""
+
+from notebook_tools import execute, grade_cell_ids, validate
+
+from grader.course import solution_notebook, student_notebook
+
+
+def test_solution_passes_every_autograded_test(lesson):
+    """nbgrader validate reports no failing cell on the instructor's solution."""
+    assert grade_cell_ids(solution_notebook(lesson)), "a lesson needs autograded tests"
+    result = validate(solution_notebook(lesson))
+    assert result == {}, result
+
+
+def test_untouched_student_notebook_passes_no_autograded_test(lesson):
+    """nbgrader validate --invert finds no passing test cell in the student notebook."""
+    result = validate(student_notebook(lesson), invert=True)
+    assert result == {}, result
+
+
+def test_lesson_cells_outside_the_exercises_run_in_the_student_notebook(lesson):
+    """A student can run every lesson cell before answering anything."""
+    nb = execute(student_notebook(lesson))
+    broken = []
+    for cell in nb.cells:
+        nbgrader = cell.metadata.get("nbgrader", {})
+        expected_error = "raises-exception" in cell.metadata.get("tags", [])
+        if cell.cell_type != "code" or nbgrader.get("solution") or nbgrader.get("grade"):
+            continue
+        for out in cell.outputs:
+            errored = out.output_type == "error" and not expected_error
+            if errored or (out.output_type == "stream" and out.name == "stderr"):
+                broken.append((cell.source.splitlines()[0], out.get("evalue", out.get("text"))))
+    assert broken == []
