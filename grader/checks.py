@@ -193,3 +193,22 @@ def check_error_message(message, must_contain: str, name: str, *, hint: str = ""
         must_contain.lower() in message.lower(),
         f"{name} is {message!r}, which is not the error this exercise asks for. {hint}".strip(),
     )
+
+
+def check_grad_fn(tensor, expected: str | None, name: str) -> None:
+    """Check the name of the backward node that made `tensor` (None for a leaf)."""
+    require(
+        isinstance(tensor, torch.Tensor),
+        f"{name} should be a torch.Tensor, but it is a {type(tensor).__name__}.",
+    )
+    actual = None if tensor.grad_fn is None else type(tensor.grad_fn).__name__
+    if actual == expected:
+        return
+    if expected is None:
+        raise CheckFailed(f"{name} should be a leaf (grad_fn None), but it was made by {actual}.")
+    if actual is None:
+        raise CheckFailed(
+            f"{name} has no grad_fn: it is a leaf or is not tracked, so autograd recorded no "
+            f"operation. Expected {expected}."
+        )
+    raise CheckFailed(f"{name} was made by {actual}, but the exercise asks for {expected}.")

@@ -14,6 +14,7 @@ from grader.checks import (
     check_derivative,
     check_error_message,
     check_grad,
+    check_grad_fn,
     check_tensor,
     check_tracked_leaf,
     check_value,
@@ -148,3 +149,14 @@ def test_call_wraps_errors_from_student_code():
     """A student's function that raises is reported with its arguments."""
     with pytest.raises(CheckFailed, match=r"f\(\[1, 2\]\) raised ValueError: bad"):
         call(lambda v: (_ for _ in ()).throw(ValueError("bad")), [1, 2], name="f")
+
+
+def test_check_grad_fn_names_the_node():
+    """A tensor made by another operation is named, and a leaf is recognised."""
+    x = torch.ones(2, requires_grad=True)
+    check_grad_fn(x * 2, "MulBackward0", "y")
+    check_grad_fn(x, None, "x")
+    with pytest.raises(CheckFailed, match="made by AddBackward0, but the exercise asks for Mul"):
+        check_grad_fn(x + 2, "MulBackward0", "y")
+    with pytest.raises(CheckFailed, match="has no grad_fn"):
+        check_grad_fn(torch.ones(2), "MulBackward0", "y")
