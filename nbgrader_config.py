@@ -7,3 +7,8 @@ c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads this
 c.CourseDirectory.root = str(Path(__file__).resolve().parent)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
+
+# Warnings that student code prints to stderr (torch's UserWarnings among them) must not cost
+# points: nbgrader scores a test cell 0 for any stderr output unless it is removed here.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"\w+Warning: "

@@ -212,3 +212,25 @@ def check_grad_fn(tensor, expected: str | None, name: str) -> None:
             f"operation. Expected {expected}."
         )
     raise CheckFailed(f"{name} was made by {actual}, but the exercise asks for {expected}.")
+
+
+def check_warns(fn: Callable, *args, name: str, category: type = Warning, match: str = ""):
+    """Call `fn` and check that it warns with `category` and a message containing `match`.
+
+    The warnings are recorded, not printed, so the test cell still writes nothing to stderr.
+    Returns what `fn` returned.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn(*args)
+        except Exception as error:
+            raise CheckFailed(f"{name} raised {type(error).__name__}: {error}") from None
+    found = [w for w in caught if issubclass(w.category, category) and match in str(w.message)]
+    require(
+        bool(found),
+        f"{name} should warn with a {category.__name__}"
+        + (f" about {match!r}" if match else "")
+        + f", but it gave {[str(w.message) for w in caught] or 'no warning'}.",
+    )
+    return result

@@ -18,6 +18,7 @@ from grader.checks import (
     check_tensor,
     check_tracked_leaf,
     check_value,
+    check_warns,
 )
 
 
@@ -160,3 +161,17 @@ def test_check_grad_fn_names_the_node():
         check_grad_fn(x + 2, "MulBackward0", "y")
     with pytest.raises(CheckFailed, match="has no grad_fn"):
         check_grad_fn(torch.ones(2), "MulBackward0", "y")
+
+
+def test_check_warns_records_the_warning_without_printing():
+    """Reading .grad of a non-leaf warns; check_warns sees it and stderr stays empty."""
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        assert (
+            check_warns(lambda: y.grad, name="y.grad", category=UserWarning, match="leaf") is None
+        )
+    assert stderr.getvalue() == ""
+    with pytest.raises(CheckFailed, match="should warn with a UserWarning"):
+        check_warns(lambda: x.grad, name="x.grad", category=UserWarning)
