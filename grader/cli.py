@@ -1,44 +1,150 @@
-"""The instructor's command line: `python -m grader <command>`."""
+"""The instructor's command line: `python -m grader <command>` (also installed as `grader`)."""
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
-from grader.demo import DEFAULT_OUT, run_demo, score_table
-from grader.release import ReleaseError, release
+from grader.course import CourseError, lessons, resolve_course_dir
+
+COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
 
 
-def _release(args: argparse.Namespace) -> int:
+def _init(args) -> int:
+    from grader.init import init_course
+
+    folder = init_course(args.folder, roster=args.roster, due_dates=args.due_dates)
+    print(
+        f"{folder} is a course for {len(lessons())} lessons; put submissions in {folder}/submitted"
+    )
+    return 0
+
+
+def _release(args) -> int:
+    from grader.release import release
+
     for path in release(args.lessons or None):
         print(f"wrote {path}")
     return 0
 
 
-def _demo(args: argparse.Namespace) -> int:
-    results = run_demo(args.out)
-    print(score_table(results))
-    print(f"\nCourse folder with gradebook and autograded notebooks: {args.out}")
+def _collect(args) -> int:
+    from grader.collect import collect
+
+    placed, rejected = collect(args.source, resolve_course_dir(args.course_dir), args.lesson)
+    for item in placed:
+        print(f"placed   {item.name} -> {item.student}/{item.lesson} ({item.note})")
+    for item in rejected:
+        print(f"rejected {item.name}: {item.reason}")
+    print(f"{len(placed)} placed, {len(rejected)} rejected")
     return 0
+
+
+def _autograde(args) -> int:
+    from grader.grading import autograde, score_table
+
+    _known_lesson(args.lesson)
+    course = resolve_course_dir(args.course_dir)
+    results = autograde(course, args.lesson, args.student or None, progress=True)
+    print(score_table(results))
+    return 0
+
+
+def _feedback(args) -> int:
+    from grader.feedback import generate_feedback
+
+    _known_lesson(args.lesson)
+    course = resolve_course_dir(args.course_dir)
+    for path in generate_feedback(course, args.lesson, show_hidden=args.show_hidden):
+        print(f"wrote {path}")
+    return 0
+
+
+def _export(args) -> int:
+    from grader.export import export
+
+    course = resolve_course_dir(args.course_dir)
+    print(f"wrote {export(course, args.to or course / 'grades.csv')}")
+    return 0
+
+
+def _report(args) -> int:
+    from grader.report import write_report
+
+    course = resolve_course_dir(args.course_dir)
+    print(f"wrote {write_report(course, args.out or course / 'report')}")
+    return 0
+
+
+def _demo(args) -> int:
+    from grader.demo import run_demo
+    from grader.grading import score_table
+
+    results = run_demo(args.out, progress=True)
+    print(score_table(results))
+    print(f"\nIn {args.out}: gradebook.db, autograded/, feedback/, grades.csv, report/index.html")
+    return 0
+
+
+def _known_lesson(lesson: str) -> None:
+    if lesson not in lessons():
+        raise CourseError(f"no such lesson: {lesson} (known: {', '.join(lessons())})")
 
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per instructor task."""
+    from grader.demo import DEFAULT_OUT
+
     top = argparse.ArgumentParser(prog="grader", description=__doc__)
-    commands = top.add_subparsers(dest="command", required=True)
-    rel = commands.add_parser("release", help="regenerate notebooks/ from solutions/")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, run, help_text):
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(run=run)
+        return sub
+
+    init = command("init", _init, "make a folder a course for these lessons")
+    init.add_argument("folder", type=Path)
+    init.add_argument("--roster", type=Path, help="CSV of students (id, first_name, …)")
+    init.add_argument("--due-dates", type=Path, help="CSV of due dates (lesson, due)")
+
+    rel = command("release", _release, "regenerate notebooks/ from solutions/")
     rel.add_argument("lessons", nargs="*", help="lesson ids (default: all)")
-    rel.set_defaults(run=_release)
-    demo = commands.add_parser("demo", help="grade the bundled example class")
+
+    col = command("collect", _collect, "bring in submissions from a folder or zip export")
+    col.add_argument("source", type=Path)
+    col.add_argument("--lesson", help="the lesson, when file names do not say")
+    col.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+
+    auto = command("autograde", _autograde, "grade every submission of a lesson")
+    auto.add_argument("lesson")
+    auto.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+    auto.add_argument("--student", action="append", help="only this student (repeatable)")
+
+    feed = command("feedback", _feedback, "HTML feedback for every graded submission")
+    feed.add_argument("lesson")
+    feed.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+    feed.add_argument("--show-hidden", action="store_true", help="reveal hidden test code")
+
+    exp = command("export", _export, "grades CSV (nbgrader's columns + one per exercise)")
+    exp.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+    exp.add_argument("--to", type=Path, help="CSV file (default: COURSE/grades.csv)")
+
+    rep = command("report", _report, "HTML report with figures of what the class missed")
+    rep.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+    rep.add_argument("--out", type=Path, help="folder (default: COURSE/report)")
+
+    demo = command("demo", _demo, "the whole pipeline on the bundled example class")
     demo.add_argument("--out", type=Path, default=DEFAULT_OUT, help="course folder to create")
-    demo.set_defaults(run=_demo)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; errors are printed as one clear line, with exit status 2."""
+    """Run one command; expected errors are printed as one clear line, with exit status 2."""
     args = parser().parse_args(argv)
+    warnings.filterwarnings("ignore", module="nbgrader")  # its SQLAlchemy session warnings
     try:
         return args.run(args)
-    except ReleaseError as error:
+    except (CourseError, FileNotFoundError, ValueError, RuntimeError) as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2

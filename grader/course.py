@@ -36,9 +36,28 @@ def _put_environment_on_path() -> None:
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
+def is_course(folder: Path) -> bool:
+    """Whether `folder` is an nbgrader course (it has an nbgrader_config.py)."""
+    return (Path(folder) / "nbgrader_config.py").is_file()
+
+
+def resolve_course_dir(given: Path | None) -> Path:
+    """The course folder: `given`, else the current folder if it is a course, else the repo."""
+    if given is not None:
+        if not is_course(given):
+            raise CourseError(f"{given} is not a course: make it one with `grader init {given}`")
+        return Path(given).resolve()
+    return Path.cwd().resolve() if is_course(Path.cwd()) else REPO_ROOT
+
+
+class CourseError(RuntimeError):
+    """A course folder is missing or not usable."""
+
+
 def nbgrader_config(course_dir: Path = REPO_ROOT, **overrides: dict) -> Config:
-    """The repository's nbgrader configuration, rooted at `course_dir`, with `overrides`."""
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO_ROOT)).load_config()
+    """The course's nbgrader configuration, rooted at `course_dir`, with `overrides`."""
+    home = Path(course_dir) if is_course(course_dir) else REPO_ROOT
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(home)).load_config()
     config.CourseDirectory.root = str(Path(course_dir).resolve())
     config.CourseDirectory.source_directory = str(SOLUTIONS)
     for section, values in overrides.items():

@@ -1,0 +1,81 @@
+"""Grades CSV: nbgrader's columns, each submission's outcome, and one column per exercise."""
+
+import csv
+from pathlib import Path
+
+from nbgrader.api import MissingEntry
+
+from grader import outcomes
+from grader.course import nbgrader_api, nbgrader_config
+
+NBGRADER_COLUMNS = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]
+
+
+def grade_rows(course_dir: Path) -> tuple[list[str], list[dict]]:
+    """The CSV header and one row per lesson and student, as nbgrader's export computes them."""
+    api = nbgrader_api(nbgrader_config(course_dir))
+    recorded = outcomes.read_all(api.coursedir.db_url)
+    rows, exercises = [], []
+    with api.gradebook as gb:
+        for assignment in sorted(gb.assignments, key=lambda a: a.name):
+            ids = [c.name for nb in assignment.notebooks for c in nb.grade_cells]
+            exercises += [i for i in ids if i not in exercises]
+            for student in sorted(gb.students, key=lambda s: s.id):
+                rows.append(_row(gb, assignment, student, ids, recorded))
+    return NBGRADER_COLUMNS + ["outcome", "detail"] + exercises, rows
+
+
+def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
+    row = {
+        "assignment": assignment.name,
+        "duedate": assignment.duedate or "",
+        "student_id": student.id,
+        "last_name": student.last_name or "",
+        "first_name": student.first_name or "",
+        "email": student.email or "",
+        "max_score": assignment.max_score,
+    }
+    try:
+        submission = gb.find_submission(assignment.name, student.id)
+    except MissingEntry:
+        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+        row.update(outcome="no submission", detail="")
+        return row
+    penalty = submission.late_submission_penalty or 0.0
+    row.update(
+        timestamp=submission.timestamp or "",
+        raw_score=submission.score,
+        late_submission_penalty=penalty,
+        score=max(0.0, submission.score - penalty),
+    )
+    outcome, detail = recorded.get((assignment.name, student.id), ("graded", ""))
+    row.update(outcome=outcome, detail=detail)
+    for notebook in submission.notebooks:
+        for grade in notebook.grades:
+            if grade.name in exercise_ids:
+                row[grade.name] = grade.score
+    return row
+
+
+def export(course_dir: Path, to: Path) -> Path:
+    """Write the grades CSV to `to`."""
+    header, rows = grade_rows(course_dir)
+    to = Path(to)
+    to.parent.mkdir(parents=True, exist_ok=True)
+    with open(to, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return to

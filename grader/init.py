@@ -1,0 +1,73 @@
+"""Make a folder an nbgrader course for this repository's lessons."""
+
+import csv
+from pathlib import Path
+
+from grader.course import REPO_ROOT, lessons, nbgrader_api, nbgrader_config
+
+CONFIG_TEMPLATE = """\
+# An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
+# It reuses the repository's settings and keeps its own gradebook and submissions here.
+c = get_config()  # noqa: F821
+load_subconfig({repo_config!r})  # noqa: F821
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.source_directory = {solutions!r}
+c.CourseDirectory.release_directory = "release"
+"""
+
+
+def init_course(folder: Path, roster: Path | None = None, due_dates: Path | None = None) -> Path:
+    """Create (or refresh) the course in `folder`: config, gradebook with every lesson, submitted/.
+
+    With `roster`, a CSV with an `id` column (and optionally first_name, last_name, email),
+    the students are entered in the gradebook, and `collect` rejects anyone not on it.
+    With `due_dates`, a CSV with `lesson` and `due` columns, nbgrader records late submissions.
+    """
+    folder = Path(folder).resolve()
+    (folder / "submitted").mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(
+        CONFIG_TEMPLATE.format(
+            repo_config=str(REPO_ROOT / "nbgrader_config.py"),
+            root=str(folder),
+            solutions=str(REPO_ROOT / "solutions"),
+        )
+    )
+    enter_lessons(folder, lessons())
+    if roster is not None:
+        enter_roster(folder, roster)
+    if due_dates is not None:
+        enter_due_dates(folder, due_dates)
+    return folder
+
+
+def enter_lessons(course_dir: Path, selected: list[str]) -> None:
+    """Enter `selected` lessons in the course's gradebook, as nbgrader needs before grading."""
+    api = nbgrader_api(nbgrader_config(course_dir))
+    for lesson in selected:
+        result = api.generate_assignment(lesson, force=True, create=True)
+        if not result["success"]:
+            raise RuntimeError(f"could not enter {lesson} in {course_dir}:\n{result.get('error')}")
+
+
+def enter_roster(course_dir: Path, roster: Path) -> list[str]:
+    """Add the students listed in the CSV `roster` to the course's gradebook."""
+    with open(roster, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or "id" not in rows[0]:
+        raise ValueError(f"{roster}: a roster is a CSV file with an 'id' column")
+    fields = ("first_name", "last_name", "email")
+    with nbgrader_api(nbgrader_config(course_dir)).gradebook as gb:
+        for row in rows:
+            gb.update_or_create_student(row["id"], **{k: row[k] for k in fields if row.get(k)})
+    return [row["id"] for row in rows]
+
+
+def enter_due_dates(course_dir: Path, due_dates: Path) -> None:
+    """Set each lesson's due date from the CSV `due_dates` (columns: lesson, due)."""
+    with open(due_dates, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or not {"lesson", "due"} <= set(rows[0]):
+        raise ValueError(f"{due_dates}: due dates are a CSV file with 'lesson' and 'due' columns")
+    with nbgrader_api(nbgrader_config(course_dir)).gradebook as gb:
+        for row in rows:
+            gb.update_or_create_assignment(row["lesson"], duedate=row["due"])

@@ -1,0 +1,47 @@
+"""Each submission's outcome (graded, or why not), kept beside nbgrader's gradebook tables."""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, create_engine, select
+
+_metadata = MetaData()
+OUTCOMES = Table(
+    "grader_outcome",
+    _metadata,
+    Column("assignment", String(128), primary_key=True),
+    Column("student", String(128), primary_key=True),
+    Column("outcome", String(32), nullable=False),
+    Column("detail", Text, nullable=False, default=""),
+    Column("recorded_at", DateTime, nullable=False),
+)
+
+
+def record(db_url: str, lesson: str, student: str, outcome: str, detail: str = "") -> None:
+    """Store (or replace) the outcome of one submission, in one transaction."""
+    engine = create_engine(db_url)
+    _metadata.create_all(engine)
+    row = {
+        "assignment": lesson,
+        "student": student,
+        "outcome": outcome,
+        "detail": detail,
+        "recorded_at": datetime.now(UTC).replace(tzinfo=None),
+    }
+    with engine.begin() as conn:
+        conn.execute(
+            OUTCOMES.delete().where(
+                (OUTCOMES.c.assignment == lesson) & (OUTCOMES.c.student == student)
+            )
+        )
+        conn.execute(OUTCOMES.insert().values(**row))
+    engine.dispose()
+
+
+def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """Every recorded outcome: (lesson, student) -> (outcome, detail)."""
+    engine = create_engine(db_url)
+    _metadata.create_all(engine)
+    with engine.connect() as conn:
+        rows = conn.execute(select(OUTCOMES)).all()
+    engine.dispose()
+    return {(r.assignment, r.student): (r.outcome, r.detail) for r in rows}

@@ -1,0 +1,150 @@
+"""The instructor pipeline on the example class: grades, feedback, export and report agree."""
+
+import csv
+import subprocess
+import sys
+
+import pytest
+from nbgrader.apps import NbGraderAPI
+from pinned_scores import PINNED
+
+from grader.cli import main
+from grader.course import lessons, nbgrader_api, nbgrader_config
+from grader.export import NBGRADER_COLUMNS
+from grader.init import init_course
+from grader.report import failure_explanations
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    """The demo's course folder and the score table it printed."""
+    out = tmp_path_factory.mktemp("demo") / "course"
+    from grader.demo import run_demo
+
+    return out, run_demo(out)
+
+
+def test_demo_gives_every_example_submission_its_pinned_score(demo):
+    """Each student of the example class gets the pinned score in every lesson."""
+    _, results = demo
+    assert {(r.lesson, r.student): r.score for r in results} == PINNED
+
+
+def test_demo_leaves_every_artifact(demo):
+    """Gradebook, autograded notebooks, feedback HTML, grades CSV and the report are written."""
+    out, results = demo
+    assert (out / "gradebook.db").exists() and (out / "grades.csv").exists()
+    for r in results:
+        assert (out / "autograded" / r.student / r.lesson / f"{r.lesson}.ipynb").exists()
+        assert (out / "feedback" / r.student / r.lesson / f"{r.lesson}.html").exists()
+    assert {p.name for p in (out / "report").iterdir()} == {
+        "index.html",
+        "scores.png",
+        "pass_rates.png",
+    }
+
+
+def test_feedback_explains_failures_without_hidden_tests(demo):
+    """bob's feedback shows why a check failed, but no hidden test code or traceback."""
+    out, _ = demo
+    page = out / "feedback/bob/01_tensors_and_requires_grad/01_tensors_and_requires_grad.html"
+    text = page.read_text()
+    assert "shares memory with t" in text
+    assert "BEGIN HIDDEN TESTS" not in text and "random.randint" not in text
+    assert "hidden tests ran here" in text
+
+
+def test_feedback_reveals_hidden_tests_when_asked(demo, tmp_path):
+    """--show-hidden keeps the hidden test code for the instructor's own review."""
+    out, _ = demo
+    lesson = "01_tensors_and_requires_grad"
+    assert main(["feedback", lesson, "--course-dir", str(out), "--show-hidden"]) == 0
+    assert "random.randint" in (out / f"feedback/bob/{lesson}/{lesson}.html").read_text()
+    assert main(["feedback", lesson, "--course-dir", str(out)]) == 0
+
+
+def test_export_matches_stock_nbgrader_export(demo, tmp_path):
+    """`grader export` has nbgrader's columns with the same values, plus outcome and exercises."""
+    out, _ = demo
+    ours, stock = tmp_path / "ours.csv", tmp_path / "stock.csv"
+    assert main(["export", "--course-dir", str(out), "--to", str(ours)]) == 0
+    subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", "--to", str(stock)],
+        cwd=out,
+        check=True,
+        capture_output=True,
+    )
+    our_rows = list(csv.DictReader(ours.open()))
+    stock_rows = list(csv.DictReader(stock.open()))
+    key = lambda r: (r["assignment"], r["student_id"])  # noqa: E731
+    assert sorted(stock_rows, key=key) == [
+        {c: r[c] for c in NBGRADER_COLUMNS} for r in sorted(our_rows, key=key)
+    ]
+    bob = next(r for r in our_rows if key(r) == ("01_tensors_and_requires_grad", "bob"))
+    assert bob["outcome"] == "graded" and bob["test_snapshot"] == "0.0"
+    assert bob["test_int_error"] == "1.0"
+
+
+def test_formgrader_sees_the_same_scores(demo):
+    """The formgrader's API (NbGraderAPI) reports the scores `grader` printed."""
+    out, results = demo
+    api = NbGraderAPI(nbgrader_api(nbgrader_config(out)).coursedir)
+    for lesson in {r.lesson for r in results}:
+        seen = {s["student"]: s["score"] for s in api.get_submissions(lesson)}
+        assert seen == {r.student: r.score for r in results if r.lesson == lesson}
+
+
+def test_report_names_the_common_failures(demo):
+    """The report's table lists the failure explanations students got."""
+    out, _ = demo
+    page = (out / "report" / "index.html").read_text()
+    assert "Most common failure explanations" in page
+    (lesson, exercise, text), count = failure_explanations(out).most_common(1)[0]
+    assert count >= 2
+    assert f"<tr><td>{count}</td><td>{lesson}</td><td>{exercise}</td>" in page
+
+
+def test_late_submission_is_marked(demo):
+    """erin submitted after the due date: the outcome says how late."""
+    _, results = demo
+    erin = [r for r in results if r.student == "erin"]
+    assert erin and all("late" in r.detail for r in erin)
+
+
+@pytest.fixture(scope="module")
+def fresh_course(tmp_path_factory):
+    """A course made by `grader init`."""
+    return init_course(tmp_path_factory.mktemp("init") / "course")
+
+
+def test_init_makes_an_nbgrader_course_with_every_lesson(fresh_course):
+    """The stock nbgrader API sees every lesson in the new course's gradebook."""
+    with nbgrader_api(nbgrader_config(fresh_course)).gradebook as gb:
+        assert sorted(a.name for a in gb.assignments) == lessons()
+    assert (fresh_course / "submitted").is_dir()
+
+
+def test_solution_scores_full_marks_and_untouched_notebook_zero(fresh_course, lesson):
+    """In a course made by init, the solution earns full marks and the blank notebook none."""
+    from grader.course import solution_notebook, student_notebook
+    from grader.grading import autograde
+
+    for student, notebook in [
+        ("ref", solution_notebook(lesson)),
+        ("blank", student_notebook(lesson)),
+    ]:
+        folder = fresh_course / "submitted" / student / lesson
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{lesson}.ipynb").write_bytes(notebook.read_bytes())
+    results = {r.student: r for r in autograde(fresh_course, lesson, ["ref", "blank"])}
+    assert results["ref"].score == results["ref"].max_score > 0
+    assert results["blank"].score == 0
+    assert results["ref"].outcome == results["blank"].outcome == "graded"
+
+
+def test_unknown_lesson_and_non_course_are_clear_errors(tmp_path, capsys):
+    """Naming a lesson that does not exist, or a folder that is no course, exits 2 and says so."""
+    assert main(["autograde", "99_nope"]) == 2
+    assert "no such lesson: 99_nope" in capsys.readouterr().err
+    assert main(["export", "--course-dir", str(tmp_path)]) == 2
+    assert f"{tmp_path} is not a course: make it one with `grader init" in capsys.readouterr().err
