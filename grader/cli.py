@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 
 from grader.course import CourseError, lessons, resolve_course_dir
+from grader.release import ReleaseError
 
 COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
 
@@ -145,6 +146,6 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", module="nbgrader")  # its SQLAlchemy session warnings
     try:
         return args.run(args)
-    except (CourseError, FileNotFoundError, ValueError, RuntimeError) as error:
+    except (CourseError, ReleaseError, FileNotFoundError, ValueError, RuntimeError) as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ from nbgrader.apps import NbGraderAPI
 from pinned_scores import PINNED
 
 from grader.cli import main
-from grader.course import lessons, nbgrader_api, nbgrader_config
+from grader.course import EXAMPLE_CLASS, lessons, nbgrader_api, nbgrader_config
 from grader.export import NBGRADER_COLUMNS
 from grader.init import init_course
 from grader.report import failure_explanations
@@ -148,3 +148,23 @@ def test_unknown_lesson_and_non_course_are_clear_errors(tmp_path, capsys):
     assert "no such lesson: 99_nope" in capsys.readouterr().err
     assert main(["export", "--course-dir", str(tmp_path)]) == 2
     assert f"{tmp_path} is not a course: make it one with `grader init" in capsys.readouterr().err
+
+
+def test_autograde_command_prints_the_score_table(fresh_course, capsys):
+    """`grader autograde LESSON --student ID` grades one student and prints the table."""
+    lesson = "01_tensors_and_requires_grad"
+    folder = fresh_course / "submitted" / "alice" / lesson
+    folder.mkdir(parents=True, exist_ok=True)
+    source = EXAMPLE_CLASS / "submitted" / "alice" / lesson / f"{lesson}.ipynb"
+    (folder / f"{lesson}.ipynb").write_bytes(source.read_bytes())
+    args = ["autograde", lesson, "--course-dir", str(fresh_course), "--student", "alice"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["lesson", "student", "score", "max", "outcome"]
+    assert lines[1].split() == [lesson, "alice", "7", "7", "graded"]
+
+
+def test_release_command_rejects_an_unknown_lesson(capsys):
+    """`grader release` with a lesson that does not exist exits 2 and lists the known ones."""
+    assert main(["release", "99_nope"]) == 2
+    assert "no such lesson: 99_nope (known: 01_tensors_and_requires_grad" in capsys.readouterr().err
