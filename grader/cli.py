@@ -43,10 +43,29 @@ def _collect(args) -> int:
 
 def _autograde(args) -> int:
     from grader.grading import autograde, score_table
+    from grader.sandbox import Limits
 
     _known_lesson(args.lesson)
     course = resolve_course_dir(args.course_dir)
-    results = autograde(course, args.lesson, args.student or None, progress=True)
+    limits = Limits(
+        cell_seconds=args.cell_timeout,
+        notebook_seconds=args.notebook_timeout,
+        memory_bytes=int(args.memory_gib * 1024**3),
+    )
+    if args.engine == "fast":
+        from grader.engine import protections
+
+        print(protections().describe(), file=sys.stderr)
+    results = autograde(
+        course,
+        args.lesson,
+        args.student or None,
+        engine=args.engine,
+        jobs=args.jobs,
+        limits=limits,
+        force=args.force,
+        progress=True,
+    )
     print(score_table(results))
     return 0
 
@@ -121,6 +140,12 @@ def parser() -> argparse.ArgumentParser:
     auto.add_argument("lesson")
     auto.add_argument("--course-dir", type=Path, help=COURSE_HELP)
     auto.add_argument("--student", action="append", help="only this student (repeatable)")
+    auto.add_argument("--engine", choices=["fast", "nbgrader"], default="fast")
+    auto.add_argument("--jobs", type=int, help="submissions graded at once (default: cores)")
+    auto.add_argument("--force", action="store_true", help="regrade already graded work")
+    auto.add_argument("--cell-timeout", type=float, default=30.0, help="seconds per cell")
+    auto.add_argument("--notebook-timeout", type=float, default=120.0, help="seconds per notebook")
+    auto.add_argument("--memory-gib", type=float, default=2.0, help="memory per submission")
 
     feed = command("feedback", _feedback, "HTML feedback for every graded submission")
     feed.add_argument("lesson")

@@ -60,7 +60,7 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
         late_submission_penalty=penalty,
         score=max(0.0, submission.score - penalty),
     )
-    outcome, detail = recorded.get((assignment.name, student.id), ("graded", ""))
+    outcome, detail, _ = recorded.get((assignment.name, student.id), ("graded", "", ""))
     row.update(outcome=outcome, detail=detail)
     for notebook in submission.notebooks:
         for grade in notebook.grades:

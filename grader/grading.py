@@ -1,14 +1,33 @@
-"""Grade every submission of a lesson and record one outcome per submission."""
+"""Grade every submission of a lesson and record one outcome per submission.
 
+Each submission ends with an outcome: graded, or why not (missing notebook, malformed, timed
+out, memory limit, kernel died, …). A run that is killed can be started again: submissions whose
+outcome is recorded for their current files are not graded twice.
+"""
+
+import hashlib
+import multiprocessing
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.api import MissingEntry
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
 from tqdm import tqdm
 
-from grader import outcomes
+from grader import outcomes, submission_check
 from grader.course import nbgrader_api, nbgrader_config
+from grader.sandbox import Limits
+
+ENGINES = ("fast", "nbgrader")
 
 
 @dataclass(frozen=True)
@@ -29,27 +48,118 @@ def submitted_students(course_dir: Path, lesson: str) -> list[str]:
     return sorted(p.parent.name for p in root.glob(f"*/{lesson}") if p.is_dir())
 
 
+def fingerprint(folder: Path) -> str:
+    """A hash of every file in a submission folder, to notice a changed submission."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _config(course_dir: Path, engine: str, limits: Limits):
+    if engine == "nbgrader":
+        return nbgrader_config(course_dir, Execute={"timeout": int(limits.cell_seconds)})
+    from grader.engine import SandboxedExecute
+
+    steps = [SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput]
+    steps += [SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    return nbgrader_config(course_dir, Autograde={"autograde_preprocessors": steps})
+
+
+def _zero(api, lesson: str, student: str) -> None:
+    """Enter a submission that could not be run, with every grade 0."""
+    with api.gradebook as gb:
+        gb.update_or_create_student(student)
+        submission = gb.update_or_create_submission(lesson, student)
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                grade.auto_score = 0
+                grade.needs_manual_grade = False
+        gb.db.commit()
+
+
+def grade_one(task: tuple) -> tuple[str, str, str]:
+    """Grade one submission; return (student, outcome, detail). Never raises."""
+    course_dir, lesson, student, engine, limits = task
+    folder = Path(course_dir) / "submitted" / student / lesson
+    api = nbgrader_api(_config(course_dir, engine, limits))
+    stamp = fingerprint(folder)
+    found = submission_check.problem(folder, lesson)
+    if found is not None:
+        outcome, detail = found
+        _zero(api, lesson, student)
+    else:
+        outcome, detail = _run(api, lesson, student, engine)
+        extra = submission_check.extra_notebooks(folder, lesson)
+        if extra:
+            detail = "; ".join(filter(None, [detail, f"not graded: {', '.join(extra)}"]))
+    outcomes.record(api.coursedir.db_url, lesson, student, outcome, detail, stamp)
+    return student, outcome, detail
+
+
+def _run(api, lesson: str, student: str, engine: str) -> tuple[str, str]:
+    result = api.autograde(lesson, student)
+    if not result["success"]:
+        _zero(api, lesson, student)
+        return "not graded", _last_line(result.get("error") or result.get("log"))
+    outcome, detail = "graded", ""
+    if engine == "fast":
+        from grader.engine import LAST_RUN
+
+        outcome, detail = LAST_RUN.get("outcome", "graded"), LAST_RUN.get("detail", "")
+    late = _lateness(api, lesson, student)
+    return outcome, "; ".join(filter(None, [detail, late]))
+
+
 def autograde(
-    course_dir: Path, lesson: str, students: list[str] | None = None, *, progress: bool = False
+    course_dir: Path,
+    lesson: str,
+    students: list[str] | None = None,
+    *,
+    engine: str = "fast",
+    jobs: int | None = None,
+    limits: Limits | None = None,
+    force: bool = False,
+    progress: bool = False,
 ) -> list[Result]:
-    """Grade each student's submission of `lesson`; a failure is recorded, never raised."""
-    api = nbgrader_api(nbgrader_config(course_dir))
+    """Grade each student's submission of `lesson`; a failure is recorded, never raised.
+
+    Without `force`, a submission whose outcome is already recorded for its current files is
+    not graded again, so a run that was killed can simply be started again.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"no such engine: {engine} (choose from {', '.join(ENGINES)})")
+    limits = limits or Limits()
     chosen = students or submitted_students(course_dir, lesson)
-    for student in tqdm(chosen, desc=lesson, unit="nb", disable=not progress, file=sys.stderr):
-        result = api.autograde(lesson, student)
-        if result["success"]:
-            outcome, detail = "graded", _lateness(api, lesson, student)
+    db_url = nbgrader_api(nbgrader_config(course_dir)).coursedir.db_url
+    recorded = outcomes.read_all(db_url)
+    todo = [
+        s
+        for s in chosen
+        if force
+        or recorded.get((lesson, s), ("", "", ""))[2]
+        != fingerprint(Path(course_dir) / "submitted" / s / lesson)
+    ]
+    tasks = [(Path(course_dir), lesson, s, engine, limits) for s in todo]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks) or 1))
+    bar = tqdm(total=len(tasks), desc=lesson, unit="nb", disable=not progress, file=sys.stderr)
+    with bar:
+        if jobs == 1:
+            for task in tasks:
+                grade_one(task)
+                bar.update()
         else:
-            outcome, detail = "not graded", _last_line(result.get("error") or result.get("log"))
-        outcomes.record(api.coursedir.db_url, lesson, student, outcome, detail)
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                for _ in pool.imap_unordered(grade_one, tasks):
+                    bar.update()
     return [score_of(course_dir, lesson, student) for student in chosen]
 
 
 def score_of(course_dir: Path, lesson: str, student: str) -> Result:
     """One submission's score and recorded outcome, read from the course's gradebook."""
     api = nbgrader_api(nbgrader_config(course_dir))
-    outcome, detail = outcomes.read_all(api.coursedir.db_url).get(
-        (lesson, student), ("not graded", "no grading run recorded")
+    outcome, detail, _ = outcomes.read_all(api.coursedir.db_url).get(
+        (lesson, student), ("not graded", "no grading run recorded", "")
     )
     with api.gradebook as gb:
         max_score = gb.find_assignment(lesson).max_score

@@ -12,11 +12,14 @@ OUTCOMES = Table(
     Column("student", String(128), primary_key=True),
     Column("outcome", String(32), nullable=False),
     Column("detail", Text, nullable=False, default=""),
+    Column("fingerprint", String(64), nullable=False, default=""),
     Column("recorded_at", DateTime, nullable=False),
 )
 
 
-def record(db_url: str, lesson: str, student: str, outcome: str, detail: str = "") -> None:
+def record(
+    db_url: str, lesson: str, student: str, outcome: str, detail: str = "", fingerprint: str = ""
+) -> None:
     """Store (or replace) the outcome of one submission, in one transaction."""
     engine = create_engine(db_url)
     _metadata.create_all(engine)
@@ -25,6 +28,7 @@ def record(db_url: str, lesson: str, student: str, outcome: str, detail: str = "
         "student": student,
         "outcome": outcome,
         "detail": detail,
+        "fingerprint": fingerprint,
         "recorded_at": datetime.now(UTC).replace(tzinfo=None),
     }
     with engine.begin() as conn:
@@ -37,11 +41,11 @@ def record(db_url: str, lesson: str, student: str, outcome: str, detail: str = "
     engine.dispose()
 
 
-def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str]]:
-    """Every recorded outcome: (lesson, student) -> (outcome, detail)."""
+def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str, str]]:
+    """Every recorded outcome: (lesson, student) -> (outcome, detail, fingerprint)."""
     engine = create_engine(db_url)
     _metadata.create_all(engine)
     with engine.connect() as conn:
         rows = conn.execute(select(OUTCOMES)).all()
     engine.dispose()
-    return {(r.assignment, r.student): (r.outcome, r.detail) for r in rows}
+    return {(r.assignment, r.student): (r.outcome, r.detail, r.fingerprint) for r in rows}

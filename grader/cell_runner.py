@@ -1,0 +1,164 @@
+"""Run notebook cells in this process the way an IPython kernel does, collecting nbformat outputs.
+
+The engine forks a warm process per submission and runs its cells here: outputs, errors and
+figures come out as a Jupyter kernel would send them (execute_result, display_data, stream,
+error with its traceback), without starting a kernel and re-importing torch each time.
+"""
+
+import sys
+
+from ipykernel.compiler import XCachingCompiler
+from IPython.core.displayhook import DisplayHook
+from IPython.core.displaypub import DisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+
+
+class _Outputs:
+    """The outputs of the cell being run, merged as a notebook client merges kernel messages."""
+
+    def __init__(self, limit: int):
+        self.items: list[dict] = []
+        self.size = 0
+        self.limit = limit
+        self.truncated = False
+
+    def add(self, output: dict, size: int) -> None:
+        self.size += size
+        if self.size > self.limit:
+            self.truncated = True
+            return
+        self.items.append(output)
+
+    def stream(self, name: str, text: str) -> None:
+        self.size += len(text)
+        if self.size > self.limit:
+            self.truncated = True
+            return
+        last = self.items[-1] if self.items else None
+        if last and last["output_type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            self.items.append({"output_type": "stream", "name": name, "text": text})
+
+
+class _Stream:
+    """sys.stdout / sys.stderr replacement that records text as stream outputs."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, runner: "CellRunner", name: str):
+        self.runner, self.name = runner, name
+
+    def write(self, text) -> int:
+        text = str(text)
+        if text:
+            self.runner.outputs.stream(self.name, text)
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError("this stream has no file descriptor")
+
+
+class _DisplayHook(DisplayHook):
+    """Records a cell's value as execute_result, as ipykernel's display hook does."""
+
+    runner: "CellRunner"
+
+    def write_output_prompt(self):
+        """No prompt: the value is recorded, not printed."""
+
+    def write_format_data(self, format_dict, md_dict=None):
+        """Record the formatted value."""
+        self.runner.outputs.add(
+            {
+                "output_type": "execute_result",
+                "data": format_dict,
+                "metadata": md_dict or {},
+                "execution_count": self.prompt_count,
+            },
+            sum(len(str(v)) for v in format_dict.values()),
+        )
+
+
+class _DisplayPublisher(DisplayPublisher):
+    """Records display() calls (and inline figures) as display_data."""
+
+    runner: "CellRunner"
+
+    def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kw):
+        """Record one display."""
+        self.runner.outputs.add(
+            {"output_type": "display_data", "data": data, "metadata": metadata or {}},
+            sum(len(str(v)) for v in data.values()),
+        )
+
+    def clear_output(self, wait=False):
+        """Clear the outputs recorded so far for this cell."""
+        self.runner.outputs.items.clear()
+
+
+class _Shell(InteractiveShell):
+    """A kernel-less shell: the inline matplotlib backend needs no GUI event loop."""
+
+    def enable_gui(self, gui=None):
+        """Inline figures need no event loop."""
+
+
+class CellRunner:
+    """An IPython shell whose cell outputs are recorded in nbformat form."""
+
+    def __init__(self, output_limit: int = 4_000_000):
+        self.output_limit = output_limit
+        self.outputs = _Outputs(output_limit)
+        self.shell = _Shell.instance(compiler_class=XCachingCompiler, colors="linux")
+        hook = _DisplayHook(shell=self.shell, cache_size=1000)
+        hook.runner = self
+        self.shell.displayhook = hook
+        self.shell.display_trap.hook = hook
+        publisher = _DisplayPublisher(shell=self.shell)
+        publisher.runner = self
+        self.shell.display_pub = publisher
+        self.shell._showtraceback = self._record_error
+        self.shell.enable_matplotlib("inline")
+
+    def _record_error(self, etype, evalue, stb):
+        self.outputs.add(
+            {
+                "output_type": "error",
+                "ename": str(etype.__name__),
+                "evalue": str(evalue),
+                "traceback": stb,
+            },
+            sum(len(line) for line in stb),
+        )
+
+    def run(self, source: str) -> tuple[list[dict], int | None, bool]:
+        """Run one cell; return its outputs, its execution count, and whether it raised."""
+        self.outputs = _Outputs(self.output_limit)
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _Stream(self, "stdout"), _Stream(self, "stderr")
+        try:
+            result = self.shell.run_cell(source, store_history=True)
+        finally:
+            sys.stdout, sys.stderr = saved
+        failed = result.error_before_exec is not None or result.error_in_exec is not None
+        if self.outputs.truncated:
+            self.outputs.items.append(
+                {
+                    "output_type": "stream",
+                    "name": "stderr",
+                    "text": f"[output cut by the grader: over {self.output_limit} bytes]\n",
+                }
+            )
+        return self.outputs.items, result.execution_count, failed
