@@ -141,8 +141,8 @@ def check_grad(
 
 
 def check_value(actual, expected, name: str, *, hint: str = "") -> None:
-    """Check that a plain Python answer equals `expected`."""
-    if actual == expected:
+    """Check that a plain Python answer equals `expected` (and is of its type)."""
+    if type(actual) is type(expected) and actual == expected:
         return
     message = f"{name} is {actual!r}, but that is not right."
     raise CheckFailed(f"{message} {hint}".strip())

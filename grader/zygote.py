@@ -73,7 +73,8 @@ def _run_child(runner, request: dict, channel: int) -> None:
     for index, source in request["cells"]:
         wire.send(channel, {"start": index})
         outputs, count, _ = runner.run(source)
-        wire.send(channel, {"cell": index, "outputs": outputs, "execution_count": count})
+        message = {"cell": index, "outputs": outputs, "execution_count": count}
+        wire.send(channel, {**message, "truncated": runner.outputs.truncated})
     wire.send(channel, {"finished": True})
 
 
@@ -140,9 +141,14 @@ def _watch(pid: int, channel: int, limits: dict) -> dict:
                 }
             elif message.get("finished"):
                 finished = True
+            if message.get("truncated"):
+                outcome = "output limit"
+                detail = f"output over {limits['output_bytes']} bytes was cut in cell {current}"
+        if finished:  # processes the submission left may still hold the pipe open
+            break
     os.killpg(pid, signal.SIGKILL) if _alive(pid) else None
     _, status = os.waitpid(pid, 0)
-    if outcome == "graded" and not finished:
+    if outcome in ("graded", "output limit") and not finished:
         outcome, detail = "kernel died", _death(status, current)
     if outcome == "graded" and _ran_out_of_memory(cells):
         outcome, detail = "memory limit", "a cell ran out of memory"
