@@ -12,16 +12,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearOutput,
     IgnorePattern,
     LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 from tqdm import tqdm
+from traitlets import Bool
 
 from grader import outcomes, submission_check
 from grader.course import nbgrader_api, nbgrader_config
@@ -56,14 +60,41 @@ def fingerprint(folder: Path) -> str:
     return digest.hexdigest()
 
 
+class DropDuplicateCells(Preprocessor):
+    """Keep the first cell of each grade id; later copies become ordinary cells.
+
+    nbgrader's own DeduplicateIds leaves the copies with empty nbgrader metadata, which its next
+    step rejects as an 'old metadata version', so a student who pasted a cell twice got no grade.
+    """
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        """Strip the nbgrader metadata from every repeated grade id."""
+        seen = set()
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in seen:
+                del cell.metadata["nbgrader"]
+            elif grade_id:
+                seen.add(grade_id)
+        return nb, resources
+
+
+SANITIZE = [ClearOutput, DropDuplicateCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+
+
 def _config(course_dir: Path, engine: str, limits: Limits):
+    sanitize = {"sanitize_preprocessors": SANITIZE}
     if engine == "nbgrader":
-        return nbgrader_config(course_dir, Execute={"timeout": int(limits.cell_seconds)})
+        return nbgrader_config(
+            course_dir, Autograde=sanitize, Execute={"timeout": int(limits.cell_seconds)}
+        )
     from grader.engine import SandboxedExecute
 
     steps = [SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput]
     steps += [SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-    return nbgrader_config(course_dir, Autograde={"autograde_preprocessors": steps})
+    return nbgrader_config(course_dir, Autograde={**sanitize, "autograde_preprocessors": steps})
 
 
 def _zero(api, lesson: str, student: str) -> None:
@@ -90,9 +121,16 @@ def grade_one(task: tuple) -> tuple[str, str, str]:
         _zero(api, lesson, student)
     else:
         outcome, detail = _run(api, lesson, student, engine)
+        notes = [detail]
         extra = submission_check.extra_notebooks(folder, lesson)
         if extra:
-            detail = "; ".join(filter(None, [detail, f"not graded: {', '.join(extra)}"]))
+            notes.append(f"not graded: {', '.join(extra)}")
+        with api.gradebook as gb:
+            wanted = [c.name for c in gb.find_notebook(lesson, lesson).grade_cells]
+        deleted = submission_check.deleted_tests(folder, lesson, wanted)
+        if deleted:
+            notes.append(f"deleted test cells score 0: {', '.join(deleted)}")
+        detail = "; ".join(filter(None, notes))
     outcomes.record(api.coursedir.db_url, lesson, student, outcome, detail, stamp)
     return student, outcome, detail
 

@@ -27,7 +27,8 @@ def problem(folder: Path, lesson: str) -> tuple[str, str] | None:
     try:
         raw = json.loads(text)
     except ValueError as error:
-        hint = " (the file looks truncated)" if error.pos >= len(text.rstrip()) else ""
+        truncated = text.lstrip().startswith("{") and not text.rstrip().endswith("}")
+        hint = " (the file looks truncated)" if truncated else ""
         return "malformed", f"{expected} is not JSON: {error}{hint}"
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         version = raw.get("nbformat") if isinstance(raw, dict) else None
@@ -42,3 +43,10 @@ def problem(folder: Path, lesson: str) -> tuple[str, str] | None:
 def extra_notebooks(folder: Path, lesson: str) -> list[str]:
     """Notebooks in the submission other than the lesson's: they are not graded."""
     return sorted(p.name for p in Path(folder).glob("*.ipynb") if p.name != f"{lesson}.ipynb")
+
+
+def deleted_tests(folder: Path, lesson: str, grade_ids: list[str]) -> list[str]:
+    """The lesson's test cells missing from a (readable) submission."""
+    nb = nbformat.read(Path(folder) / f"{lesson}.ipynb", as_version=4)
+    present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    return [grade_id for grade_id in grade_ids if grade_id not in present]
