@@ -49,6 +49,8 @@ class Sandbox:
         )
         try:
             self._receive(timeout=120)
+            wire.send(self.process.stdin.fileno(), {"warm": _lesson_cells()})
+            self._receive(timeout=300)
         except (wire.WireError, TimeoutError) as error:
             self.log.seek(0)
             said = self.log.read().decode(errors="replace").strip().splitlines()[-3:]
@@ -107,6 +109,23 @@ def sandbox(limits: Limits | None = None) -> Sandbox:
 def protections() -> Protections:
     """The protections the sandbox has on this machine."""
     return sandbox().protections
+
+
+def _lesson_cells() -> list[str]:
+    """The code cells of the released lessons outside the exercises (no solutions in them)."""
+    from grader.course import lessons, student_notebook
+
+    sources = []
+    for lesson in lessons():
+        for cell in nbformat.read(student_notebook(lesson), as_version=4).cells:
+            nbgrader = cell.metadata.get("nbgrader", {})
+            if (
+                cell.cell_type == "code"
+                and not nbgrader.get("solution")
+                and not nbgrader.get("grade")
+            ):
+                sources.append(cell.source)
+    return sources
 
 
 def _folder_files(folder: Path, notebook: str) -> dict[str, bytes]:

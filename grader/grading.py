@@ -5,8 +5,10 @@ out, memory limit, kernel died, …). A run that is killed can be started again:
 outcome is recorded for their current files are not graded twice.
 """
 
+import atexit
 import hashlib
 import multiprocessing
+import multiprocessing.pool
 import os
 import sys
 from dataclasses import dataclass
@@ -179,18 +181,28 @@ def autograde(
         != fingerprint(Path(course_dir) / "submitted" / s / lesson)
     ]
     tasks = [(Path(course_dir), lesson, s, engine, limits) for s in todo]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks) or 1))
+    jobs = max(1, jobs or os.cpu_count() or 1)
     bar = tqdm(total=len(tasks), desc=lesson, unit="nb", disable=not progress, file=sys.stderr)
     with bar:
-        if jobs == 1:
+        if jobs == 1 or len(tasks) <= 1:
             for task in tasks:
                 grade_one(task)
                 bar.update()
         else:
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                for _ in pool.imap_unordered(grade_one, tasks):
-                    bar.update()
+            for _ in _pool(jobs).imap_unordered(grade_one, tasks):
+                bar.update()
     return [score_of(course_dir, lesson, student) for student in chosen]
+
+
+_POOLS: dict[int, multiprocessing.pool.Pool] = {}
+
+
+def _pool(jobs: int):
+    """Worker processes kept for the life of this process: their warm sandboxes are reused."""
+    if jobs not in _POOLS:
+        _POOLS[jobs] = multiprocessing.get_context("fork").Pool(jobs)
+        atexit.register(_POOLS[jobs].terminate)
+    return _POOLS[jobs]
 
 
 def score_of(course_dir: Path, lesson: str, student: str) -> Result:
