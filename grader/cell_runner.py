@@ -11,6 +11,7 @@ from ipykernel.compiler import XCachingCompiler
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
 
 class _Outputs:
@@ -42,18 +43,21 @@ class _Outputs:
 
 
 class _Stream:
-    """sys.stdout / sys.stderr replacement that records text as stream outputs."""
+    """sys.stdout / sys.stderr replacement that buffers text as ipykernel's OutStream does.
+
+    A kernel sends each stream's buffer when it flushes: before a display, a result or an
+    error, and at the end of the cell (stdout first), so its outputs group the same way.
+    """
 
     encoding = "utf-8"
     errors = "replace"
 
     def __init__(self, runner: "CellRunner", name: str):
-        self.runner, self.name = runner, name
+        self.runner, self.name, self.buffer = runner, name, []
 
     def write(self, text) -> int:
         text = str(text)
-        if text:
-            self.runner.outputs.stream(self.name, text)
+        self.buffer.append(text)
         return len(text)
 
     def writelines(self, lines) -> None:
@@ -61,7 +65,10 @@ class _Stream:
             self.write(line)
 
     def flush(self) -> None:
-        """Nothing is buffered."""
+        """Record what is buffered as a stream output."""
+        text, self.buffer = "".join(self.buffer), []
+        if text:
+            self.runner.outputs.stream(self.name, text)
 
     def isatty(self) -> bool:
         return False
@@ -80,6 +87,7 @@ class _DisplayHook(DisplayHook):
 
     def write_format_data(self, format_dict, md_dict=None):
         """Record the formatted value."""
+        self.runner.flush_streams()
         self.runner.outputs.add(
             {
                 "output_type": "execute_result",
@@ -98,6 +106,7 @@ class _DisplayPublisher(DisplayPublisher):
 
     def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kw):
         """Record one display."""
+        self.runner.flush_streams()
         self.runner.outputs.add(
             {"output_type": "display_data", "data": data, "metadata": metadata or {}},
             sum(len(str(v)) for v in data.values()),
@@ -121,7 +130,12 @@ class CellRunner:
     def __init__(self, output_limit: int = 4_000_000):
         self.output_limit = output_limit
         self.outputs = _Outputs(output_limit)
-        self.shell = _Shell.instance(compiler_class=XCachingCompiler, colors="linux")
+        # No history database: forks would share one file and print "Session/line number was
+        # not unique" into the first cell's output.
+        config = Config({"HistoryManager": {"enabled": False}})
+        self.shell = _Shell.instance(
+            compiler_class=XCachingCompiler, colors="neutral", config=config
+        )
         hook = _DisplayHook(shell=self.shell, cache_size=1000)
         hook.runner = self
         self.shell.displayhook = hook
@@ -132,7 +146,14 @@ class CellRunner:
         self.shell._showtraceback = self._record_error
         self.shell.enable_matplotlib("inline")
 
+    def flush_streams(self) -> None:
+        """Send the buffered stdout, then stderr, as a kernel does."""
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, _Stream):
+                stream.flush()
+
     def _record_error(self, etype, evalue, stb):
+        self.flush_streams()
         self.outputs.add(
             {
                 "output_type": "error",
@@ -151,6 +172,7 @@ class CellRunner:
         try:
             result = self.shell.run_cell(source, store_history=True)
         finally:
+            self.flush_streams()
             sys.stdout, sys.stderr = saved
         failed = result.error_before_exec is not None or result.error_in_exec is not None
         if self.outputs.truncated:

@@ -141,11 +141,20 @@ def check_grad(
 
 
 def check_value(actual, expected, name: str, *, hint: str = "") -> None:
-    """Check that a plain Python answer equals `expected` (and is of its type)."""
-    if type(actual) is type(expected) and actual == expected:
+    """Check that a plain Python answer equals `expected`.
+
+    Numbers compare by value (6 is 6.0); anything else must also be of the expected type, so
+    an object that claims to equal everything does not pass.
+    """
+    comparable = (_is_number(actual) and _is_number(expected)) or type(actual) is type(expected)
+    if comparable and actual == expected:
         return
     message = f"{name} is {actual!r}, but that is not right."
     raise CheckFailed(f"{message} {hint}".strip())
+
+
+def _is_number(value) -> bool:
+    return type(value) in (int, float)
 
 
 def check_derivative(

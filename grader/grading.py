@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
-from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
@@ -31,6 +30,7 @@ from traitlets import Bool
 
 from grader import outcomes, submission_check
 from grader.course import nbgrader_api, nbgrader_config
+from grader.db import share_engines_with_nbgrader
 from grader.sandbox import Limits
 
 ENGINES = ("fast", "nbgrader")
@@ -114,6 +114,7 @@ def _zero(api, lesson: str, student: str) -> None:
 def grade_one(task: tuple) -> tuple[str, str, str]:
     """Grade one submission; return (student, outcome, detail). Never raises."""
     course_dir, lesson, student, engine, limits = task
+    share_engines_with_nbgrader()
     folder = Path(course_dir) / "submitted" / student / lesson
     api = nbgrader_api(_config(course_dir, engine, limits))
     stamp = fingerprint(folder)
@@ -138,17 +139,20 @@ def grade_one(task: tuple) -> tuple[str, str, str]:
 
 
 def _run(api, lesson: str, student: str, engine: str) -> tuple[str, str]:
+    if engine == "fast":
+        from grader.fast_autograde import autograde_submission
+
+        try:
+            outcome, detail = autograde_submission(api.coursedir, api.config, lesson, student)
+        except Exception as error:  # recorded as the outcome: one submission never stops a class
+            _zero(api, lesson, student)
+            return "not graded", f"{type(error).__name__}: {error}"
+        return outcome, "; ".join(filter(None, [detail, _lateness(api, lesson, student)]))
     result = api.autograde(lesson, student)
     if not result["success"]:
         _zero(api, lesson, student)
         return "not graded", _last_line(result.get("error") or result.get("log"))
-    outcome, detail = "graded", ""
-    if engine == "fast":
-        from grader.engine import LAST_RUN
-
-        outcome, detail = LAST_RUN.get("outcome", "graded"), LAST_RUN.get("detail", "")
-    late = _lateness(api, lesson, student)
-    return outcome, "; ".join(filter(None, [detail, late]))
+    return "graded", _lateness(api, lesson, student)
 
 
 def autograde(
@@ -191,7 +195,7 @@ def autograde(
         else:
             for _ in _pool(jobs).imap_unordered(grade_one, tasks):
                 bar.update()
-    return [score_of(course_dir, lesson, student) for student in chosen]
+    return scores_of(course_dir, lesson, chosen)
 
 
 _POOLS: dict[int, multiprocessing.pool.Pool] = {}
@@ -205,19 +209,22 @@ def _pool(jobs: int):
     return _POOLS[jobs]
 
 
-def score_of(course_dir: Path, lesson: str, student: str) -> Result:
-    """One submission's score and recorded outcome, read from the course's gradebook."""
+def scores_of(course_dir: Path, lesson: str, students: list[str]) -> list[Result]:
+    """The students' scores and recorded outcomes, read from the course's gradebook."""
     api = nbgrader_api(nbgrader_config(course_dir))
-    outcome, detail, _ = outcomes.read_all(api.coursedir.db_url).get(
-        (lesson, student), ("not graded", "no grading run recorded", "")
-    )
+    recorded = outcomes.read_all(api.coursedir.db_url)
+    results = []
     with api.gradebook as gb:
         max_score = gb.find_assignment(lesson).max_score
-        try:
-            score = gb.find_submission(lesson, student).score
-        except MissingEntry:
-            score = 0.0
-    return Result(student, lesson, score, max_score, outcome, detail)
+        scores = {s.student.id: s.score for s in gb.find_assignment(lesson).submissions}
+        for student in students:
+            outcome, detail, _ = recorded.get(
+                (lesson, student), ("not graded", "no grading run recorded", "")
+            )
+            results.append(
+                Result(student, lesson, scores.get(student, 0.0), max_score, outcome, detail)
+            )
+    return results
 
 
 def _lateness(api, lesson: str, student: str) -> str:

@@ -2,7 +2,9 @@
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, create_engine, select
+from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, select
+
+from grader.db import engine as shared_engine
 
 _metadata = MetaData()
 OUTCOMES = Table(
@@ -21,7 +23,7 @@ def record(
     db_url: str, lesson: str, student: str, outcome: str, detail: str = "", fingerprint: str = ""
 ) -> None:
     """Store (or replace) the outcome of one submission, in one transaction."""
-    engine = create_engine(db_url)
+    engine = shared_engine(db_url)
     _metadata.create_all(engine)
     row = {
         "assignment": lesson,
@@ -38,14 +40,12 @@ def record(
             )
         )
         conn.execute(OUTCOMES.insert().values(**row))
-    engine.dispose()
 
 
 def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str, str]]:
     """Every recorded outcome: (lesson, student) -> (outcome, detail, fingerprint)."""
-    engine = create_engine(db_url)
+    engine = shared_engine(db_url)
     _metadata.create_all(engine)
     with engine.connect() as conn:
         rows = conn.execute(select(OUTCOMES)).all()
-    engine.dispose()
     return {(r.assignment, r.student): (r.outcome, r.detail, r.fingerprint) for r in rows}

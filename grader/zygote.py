@@ -41,7 +41,6 @@ def _warm():
         "import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.show()",
     ]:
         runner.run(source)
-    runner.shell.history_manager.reset()
     runner.shell.execution_count = 1
     return runner
 

@@ -175,3 +175,17 @@ def test_check_warns_records_the_warning_without_printing():
     assert stderr.getvalue() == ""
     with pytest.raises(CheckFailed, match="should warn with a UserWarning"):
         check_warns(lambda: x.grad, name="x.grad", category=UserWarning)
+
+
+def test_check_value_accepts_an_int_for_a_float_but_not_a_lookalike():
+    """6 answers 6.0; True does not answer 1, and an always-equal object answers nothing."""
+
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+    check_value(6, 6.0, "p")
+    with pytest.raises(CheckFailed):
+        check_value(True, 1, "p")
+    with pytest.raises(CheckFailed):
+        check_value(Anything(), "AddBackward0", "p")

@@ -1,0 +1,152 @@
+"""Grade a generated class with stock `nbgrader autograde` and with the fast engine.
+
+    .venv/bin/python benchmarks/grading_speed.py [--stock-students 4] [--sizes 20 100 500]
+
+Builds a class from the bundled example class (full, partial and blank work alike), grades the
+same submissions with both engines in this run, and prints seconds per notebook, the ratio,
+the peak memory of the whole grading process tree, and whether every grade is identical. Then
+it grades classes of growing size with the fast engine to show how the time grows.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from grader.course import EXAMPLE_CLASS, lessons  # noqa: E402
+from grader.export import grade_rows  # noqa: E402
+from grader.grading import autograde  # noqa: E402
+from grader.init import init_course  # noqa: E402
+
+EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())
+
+
+def build_class(folder: Path, students: int) -> Path:
+    """A course with `students` students, each a copy of one example student, every lesson."""
+    course = init_course(folder)
+    for i in range(students):
+        example = EXAMPLES[i % len(EXAMPLES)]
+        for lesson in lessons():
+            source = EXAMPLE_CLASS / "submitted" / example / lesson
+            shutil.copytree(source, course / "submitted" / f"{example}{i:04d}" / lesson)
+    return course
+
+
+class PeakMemory:
+    """Samples the proportional set size (PSS) of this process and all its descendants."""
+
+    def __init__(self):
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self):
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, sum(_pss(pid) for pid in _tree(os.getpid())))
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def _pss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def grade_all(course: Path, engine: str, jobs: int | None) -> tuple[float, int]:
+    """Grade every lesson; return (seconds, peak bytes)."""
+    with PeakMemory() as memory:
+        started = time.perf_counter()
+        for lesson in lessons():
+            autograde(course, lesson, engine=engine, jobs=jobs, force=True)
+        seconds = time.perf_counter() - started
+    return seconds, memory.peak
+
+
+def grades(course: Path) -> dict:
+    """(lesson, student, column) -> value for every score column of the export."""
+    header, rows = grade_rows(course)
+    columns = ["score", *header[header.index("detail") + 1 :]]
+    return {
+        (r["assignment"], r["student_id"], c): r.get(c)
+        for r in rows
+        for c in columns
+        if r.get("outcome") != "no submission"
+    }
+
+
+def main() -> None:
+    """Run the comparison, then the scaling series, printing figures as they come."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stock-students", type=int, default=4)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[20, 100, 500])
+    parser.add_argument("--jobs", type=int, default=None, help="fast engine jobs (default: cores)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="grading-speed-"))
+    notebooks = args.stock_students * len(lessons())
+    print(
+        f"machine: {os.cpu_count()} cores; class of {args.stock_students} students x "
+        f"{len(lessons())} lessons = {notebooks} notebooks"
+    )
+    stock_course = build_class(work / "stock", args.stock_students)
+    fast_course = build_class(work / "fast", args.stock_students)
+    stock_s, stock_mem = grade_all(stock_course, "nbgrader", 1)
+    fast_s, fast_mem = grade_all(fast_course, "fast", args.jobs)
+    same = grades(stock_course) == grades(fast_course)
+    print(
+        f"stock nbgrader autograde: {stock_s / notebooks:.3f} s/notebook, "
+        f"peak {stock_mem / 1e9:.2f} GB"
+    )
+    print(
+        f"fast engine:              {fast_s / notebooks:.3f} s/notebook, "
+        f"peak {fast_mem / 1e9:.2f} GB"
+    )
+    print(f"speed-up: {stock_s / fast_s:.1f}x; all grades identical: {same}")
+    for size in args.sizes:
+        course = build_class(work / f"n{size}", size)
+        seconds, peak = grade_all(course, "fast", args.jobs)
+        count = size * len(lessons())
+        print(
+            f"fast engine, {size:4d} students ({count:5d} notebooks): {seconds:7.1f} s, "
+            f"{seconds / count:.3f} s/notebook, peak {peak / 1e9:.2f} GB"
+        )
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
