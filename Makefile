@@ -12,6 +12,9 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } \
+	  || echo "warning: bubblewrap is missing (apt-get install bubblewrap): the grader's sandbox will be off"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -33,12 +36,12 @@ outputs: $(STAMP)  ## re-run the solutions and store their outputs (then review 
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --allow-errors solutions/*/*.ipynb
 
 format: $(STAMP)
-	$(BIN)/ruff format grader tests
-	$(BIN)/ruff check --fix grader tests
+	$(BIN)/ruff format grader tests benchmarks
+	$(BIN)/ruff check --fix grader tests benchmarks
 
 lint: $(STAMP)
-	$(BIN)/ruff check grader tests
-	$(BIN)/ruff format --check grader tests
+	$(BIN)/ruff check grader tests benchmarks
+	$(BIN)/ruff format --check grader tests benchmarks
 
 clean:
 	rm -rf $(VENV) build submitted autograded feedback gradebook.db
