@@ -24,17 +24,22 @@ from grader.grading import autograde  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
 UNSAFE_FOR_STOCK = {"fork_bomb", "exhaust_memory", "kill_the_grader"}
+NO_ANSWERS = (
+    "make_leaf = snapshot = lambda *args: None\n"
+    "predict_r1 = predict_r2 = predict_r3 = predict_r4 = False\n"
+    "int_error_message = ''\n"
+)
 FORGERIES = [
     {
         "name": "patch_the_check_helpers",
-        "code": "import grader.checks as c\n"
+        "code": NO_ANSWERS + "import grader.checks as c\n"
         "for name in dir(c):\n"
         "    if not name.startswith('_') and callable(getattr(c, name)):\n"
         "        setattr(c, name, lambda *a, **k: None)\n",
     },
     {
         "name": "empty_the_test_cells",
-        "code": "get_ipython().input_transformers_cleanup.append(\n"
+        "code": NO_ANSWERS + "get_ipython().input_transformers_cleanup.append(\n"
         '    lambda lines: [] if lines and lines[0].startswith(\'"""Check\') else lines)\n',
     },
 ]
