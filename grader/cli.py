@@ -98,8 +98,10 @@ def _report(args) -> int:
 
 def _demo(args) -> int:
     from grader.demo import run_demo
+    from grader.engine import protections
     from grader.grading import score_table
 
+    print(protections().describe(), file=sys.stderr)
     results = run_demo(args.out, progress=True)
     print(score_table(results))
     print(f"\nIn {args.out}: gradebook.db, autograded/, feedback/, grades.csv, report/index.html")

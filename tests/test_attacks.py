@@ -104,3 +104,11 @@ def test_no_connection_left_the_sandbox(graded):
     """The loopback server outside the sandbox was never reached."""
     _, _, _, connections = graded
     assert connections == 0
+
+
+def test_the_sandbox_is_active_here():
+    """The attack tests mean something only with the namespaces on, wherever the checkout is."""
+    from grader.sandbox import probe
+
+    protections, _ = probe()
+    assert protections.namespaces and protections.unprivileged, protections.describe()
