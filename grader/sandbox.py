@@ -105,9 +105,16 @@ def _bwrap_command(as_root: bool) -> list[str]:
         *_bind_args(),
         "--chdir",
         "/tmp",
+        # The caller's HOME, as a kernel would have it: tracebacks shorten paths under it to ~.
         "--setenv",
         "HOME",
-        "/tmp",
+        os.path.expanduser("~"),
+        "--setenv",
+        "IPYTHONDIR",
+        "/tmp/ipython",
+        "--setenv",
+        "MPLCONFIGDIR",
+        "/tmp/matplotlib",
         "--",
         *drop,
     ]
