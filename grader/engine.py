@@ -1,9 +1,8 @@
-"""The fast engine: nbgrader's autograde, with cells run by a warm, sandboxed process.
+"""The sandbox side of the fast engine: a warm, sandboxed process that runs a notebook's cells.
 
-nbgrader still does everything around execution (copying, restoring test cells, saving grades,
-late penalties), so the gradebook, the formgrader and `nbgrader export` see the usual result.
-Only its `Execute` step is replaced: `SandboxedExecute` sends the code cells to the sandbox
-(`grader.zygote`), which runs them in a fork of a process that imported torch long ago.
+`SandboxedExecute` stands where nbgrader's `Execute` step stands (see `grader.fast_autograde`):
+it sends the code cells to the sandbox (`grader.zygote`), which runs them in a fork of a
+process that imported torch long ago, and stores their outputs as a kernel would.
 """
 
 import os

@@ -11,26 +11,16 @@ import shutil
 from pathlib import Path
 
 import nbformat
-from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import (
-    CheckCellMetadata,
-    ClearOutput,
-    IgnorePattern,
-    LimitOutput,
-    OverwriteCells,
-    OverwriteKernelspec,
-)
 
 from grader.engine import LAST_RUN, SandboxedExecute
+from grader.nbgrader_steps import AFTER_RUN, SANITIZE
 
 
 def autograde_submission(coursedir, config, lesson: str, student: str) -> tuple[str, str]:
     """Grade `student`'s `lesson` into autograded/ and the gradebook; return (outcome, detail)."""
-    from grader.grading import DropDuplicateCells
-
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
     if target.exists():
@@ -52,10 +42,7 @@ def autograde_submission(coursedir, config, lesson: str, student: str) -> tuple[
         "metadata": {"path": str(target)},
         "unique_key": lesson,
     }
-    steps = [ClearOutput, DropDuplicateCells, OverwriteKernelspec, OverwriteCells]
-    steps += [CheckCellMetadata, SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor]
-    steps += [LimitOutput]
-    for step in steps:
+    for step in [*SANITIZE, SandboxedExecute, *AFTER_RUN]:
         nb, resources = step(config=config)(nb, resources)
     _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config)
     nbformat.write(nb, path)

@@ -14,23 +14,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
-from nbgrader.preprocessors import (
-    AssignLatePenalties,
-    CheckCellMetadata,
-    ClearOutput,
-    IgnorePattern,
-    LimitOutput,
-    OverwriteCells,
-    OverwriteKernelspec,
-    SaveAutoGrades,
-)
 from tqdm import tqdm
-from traitlets import Bool
 
 from grader import outcomes, submission_check
 from grader.course import nbgrader_api, nbgrader_config
 from grader.db import share_engines_with_nbgrader
+from grader.nbgrader_steps import SANITIZE
 from grader.sandbox import Limits
 
 ENGINES = ("fast", "nbgrader")
@@ -62,41 +51,12 @@ def fingerprint(folder: Path) -> str:
     return digest.hexdigest()
 
 
-class DropDuplicateCells(Preprocessor):
-    """Keep the first cell of each grade id; later copies become ordinary cells.
-
-    nbgrader's own DeduplicateIds leaves the copies with empty nbgrader metadata, which its next
-    step rejects as an 'old metadata version', so a student who pasted a cell twice got no grade.
-    """
-
-    enabled = Bool(True).tag(config=True)
-
-    def preprocess(self, nb, resources):
-        """Strip the nbgrader metadata from every repeated grade id."""
-        seen = set()
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id in seen:
-                del cell.metadata["nbgrader"]
-            elif grade_id:
-                seen.add(grade_id)
-        return nb, resources
-
-
-SANITIZE = [ClearOutput, DropDuplicateCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
-
-
-def _config(course_dir: Path, engine: str, limits: Limits):
-    sanitize = {"sanitize_preprocessors": SANITIZE}
-    if engine == "nbgrader":
-        return nbgrader_config(
-            course_dir, Autograde=sanitize, Execute={"timeout": int(limits.cell_seconds)}
-        )
-    from grader.engine import SandboxedExecute
-
-    steps = [SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput]
-    steps += [SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-    return nbgrader_config(course_dir, Autograde={**sanitize, "autograde_preprocessors": steps})
+def _config(course_dir: Path, limits: Limits):
+    return nbgrader_config(
+        course_dir,
+        Autograde={"sanitize_preprocessors": SANITIZE},
+        Execute={"timeout": int(limits.cell_seconds)},
+    )
 
 
 def _zero(api, lesson: str, student: str) -> None:
@@ -116,7 +76,7 @@ def grade_one(task: tuple) -> tuple[str, str, str]:
     course_dir, lesson, student, engine, limits = task
     share_engines_with_nbgrader()
     folder = Path(course_dir) / "submitted" / student / lesson
-    api = nbgrader_api(_config(course_dir, engine, limits))
+    api = nbgrader_api(_config(course_dir, limits))
     stamp = fingerprint(folder)
     found = submission_check.problem(folder, lesson)
     if found is not None:
