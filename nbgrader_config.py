@@ -12,3 +12,7 @@ c.CourseDirectory.release_directory = "notebooks"
 # points: nbgrader scores a test cell 0 for any stderr output unless it is removed here.
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"\w+Warning: "
+
+# A lesson's probes.py (the grader's checks judged outside the submission) stays with the
+# instructor: it is not released to students nor copied beside their work.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "probes.py"]

@@ -19,6 +19,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from grader import wire
+from grader.judge import autograded_tests
 from grader.sandbox import Limits, Protections, probe
 
 RESPONSE_LIMIT = 256 * 1024**2
@@ -63,14 +64,19 @@ class Sandbox:
             self.process.wait()
             self.process = None
 
-    def run(self, cells: list[tuple[int, str]], files: dict[str, bytes]) -> dict:
-        """Run the cells with the files beside them; return the cells' outputs and the outcome."""
+    def run(self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None) -> dict:
+        """Run the cells with the files beside them; return the cells' outputs and the outcome.
+
+        `probes` ({"source", "seed", "at": {cell index: grade id}}) are run after their cells,
+        and what they observed comes back under "probes".
+        """
         if self.process is None or self.process.poll() is not None:
             self.start()
         request = {
             "cells": cells,
             "files": {name: data.hex() for name, data in files.items()},
             "limits": asdict(self.limits),
+            "probes": probes,
         }
         try:
             wire.send(self.process.stdin.fileno(), request)
@@ -148,7 +154,8 @@ class SandboxedExecute(Preprocessor):
         name = resources.get("unique_key", "notebook").split("/")[-1] + ".ipynb"
         cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
         started = time.monotonic()
-        result = sandbox().run(cells, _folder_files(folder, name))
+        result = sandbox().run(cells, _folder_files(folder, name), _probes(nb, resources))
+        resources["probe_reports"] = result.get("probes", {})
         ran = result.get("cells", {})
         stopped = result["outcome"] != "graded"
         for index, cell in enumerate(nb.cells):
@@ -166,6 +173,16 @@ class SandboxedExecute(Preprocessor):
             seconds=time.monotonic() - started,
         )
         return nb, resources
+
+
+def _probes(nb, resources) -> dict | None:
+    """What the sandbox must probe: the lesson's probes, placed after their test cells."""
+    references = resources.get("grader_references")
+    if not references:
+        return None
+    probed = references["observations"]
+    at = {str(i): gid for i, gid in autograded_tests(nb).items() if gid in probed}
+    return {"source": references["source"], "seed": references["seed"], "at": at}
 
 
 OUTPUT_KEYS = {

@@ -8,6 +8,7 @@ grades the example class both ways and requires identical grades.
 """
 
 import shutil
+from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
@@ -16,18 +17,26 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
 from grader.engine import LAST_RUN, SandboxedExecute
+from grader.judge import JudgeVerdicts
 from grader.nbgrader_steps import AFTER_RUN, SANITIZE
 
 
-def autograde_submission(coursedir, config, lesson: str, student: str) -> tuple[str, str]:
-    """Grade `student`'s `lesson` into autograded/ and the gradebook; return (outcome, detail)."""
+def autograde_submission(
+    coursedir, config, lesson: str, student: str, references: dict | None
+) -> tuple[str, str]:
+    """Grade `student`'s `lesson` into autograded/ and the gradebook; return (outcome, detail).
+
+    `references` are the solution's observations (`grader.reference`) that the test cells'
+    verdicts are judged against; a test without them keeps the verdict of its own run.
+    """
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(source, target)
     for extra in Path(coursedir.format_path(coursedir.source_directory, ".", lesson)).iterdir():
-        if extra.is_file() and extra.suffix != ".ipynb":
+        ignored = any(fnmatch(extra.name, pattern) for pattern in coursedir.ignore)
+        if extra.is_file() and extra.suffix != ".ipynb" and not ignored:
             shutil.copy(extra, target / extra.name)
     timestamp = coursedir.get_existing_timestamp(str(source))
     path = target / f"{lesson}.ipynb"
@@ -41,12 +50,17 @@ def autograde_submission(coursedir, config, lesson: str, student: str) -> tuple[
         },
         "metadata": {"path": str(target)},
         "unique_key": lesson,
+        "grader_references": references,
     }
-    for step in [*SANITIZE, SandboxedExecute, *AFTER_RUN]:
+    for step in [*SANITIZE, SandboxedExecute, JudgeVerdicts, *AFTER_RUN]:
         nb, resources = step(config=config)(nb, resources)
     _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config)
     nbformat.write(nb, path)
-    return LAST_RUN.get("outcome", "graded"), LAST_RUN.get("detail", "")
+    unjudged = resources.get("unjudged_tests")
+    notes = [LAST_RUN.get("detail", "")]
+    if unjudged:
+        notes.append(f"judged inside the submission, no probe: {', '.join(unjudged)}")
+    return LAST_RUN.get("outcome", "graded"), "; ".join(filter(None, notes))
 
 
 def _save_grades(db_url, nb, lesson, student, timestamp, config) -> None:

@@ -1,0 +1,129 @@
+"""Probes: what a test cell asks of the student's code, reported as plain data.
+
+Each lesson has a `probes.py` beside its solution, with one function per test cell, named after
+the cell's grade id: `test_x(student, observe, draw)`. At grading time the probe runs right after
+its test cell twice, on the same inputs drawn from the run's seed: in the submission's process,
+and in a clean process that ran the solution (`grader.reference`). Both report observations —
+values, never verdicts — and the grading process compares them (`grader.judge`). A submission can
+change what its own process reports, but not the reference, nor the comparison.
+"""
+
+import math
+import random
+import warnings
+
+import torch
+
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
+
+
+class ProbeError(Exception):
+    """The submission's answer could not be observed (missing name, unreportable value)."""
+
+
+class Student:
+    """The notebook's names, read as attributes: `student.make_leaf`."""
+
+    def __init__(self, namespace: dict):
+        self._namespace = namespace
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._namespace:
+            raise ProbeError(f"{name} is not defined")
+        return self._namespace[name]
+
+
+class Draw:
+    """Inputs chosen at grading time: the same in the submission and in the reference."""
+
+    def __init__(self, seed: int, grade_id: str):
+        self._random = random.Random(f"{seed}/{grade_id}")
+
+    def integer(self, low: int, high: int) -> int:
+        """A whole number from low to high, both included."""
+        return self._random.randint(low, high)
+
+    def number(self, low: float, high: float, digits: int = 3) -> float:
+        """A number between low and high, rounded so that it reads well in messages."""
+        return round(self._random.uniform(low, high), digits)
+
+    def chance(self) -> float:
+        """A number between 0 and 1."""
+        return self._random.random()
+
+    def choice(self, options):
+        """One of the options."""
+        return self._random.choice(list(options))
+
+    def tensor(self, *shape, low=-2.0, high=2.0, dtype=torch.float32, requires_grad=False):
+        """A tensor of the shape with values between low and high."""
+        count = math.prod(shape)
+        values = [self._random.uniform(low, high) for _ in range(count)]
+        made = torch.tensor(values, dtype=dtype).reshape(shape)
+        return made.requires_grad_(requires_grad)
+
+
+def as_data(value):
+    """`value` as JSON data: numbers, strings, booleans, None, lists; tensors as shape+values."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, torch.Tensor):
+        flat = value.detach().to("cpu").reshape(-1)
+        if flat.is_complex() or flat.dtype == torch.bool:
+            flat = flat.to(torch.float64)
+        return {"shape": list(value.shape), "values": flat.tolist()}
+    if type(value) in (list, tuple):
+        return [as_data(item) for item in value]
+    raise ProbeError(f"a {type(value).__name__} cannot be reported")
+
+
+class Observations:
+    """The `observe` callable handed to a probe; keeps what it was shown, in order."""
+
+    def __init__(self):
+        self.items: list[list] = []
+
+    def __call__(self, label: str, value, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, one_of=()):
+        """Record `value` under `label`. The judge compares it with the solution's value, numbers
+        within rtol/atol; with `one_of`, it must instead be one of those strings."""
+        rule = {"rtol": rtol, "atol": atol}
+        if one_of:
+            rule["one_of"] = sorted(one_of)
+        self.items.append([label, as_data(value), rule])
+
+
+def number(value):
+    """A one-element tensor as the number it holds; anything else unchanged."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return value.item()
+    return value
+
+
+def raised_messages(*actions) -> set[str]:
+    """The messages of the RuntimeErrors that `actions` raise: the texts torch really prints."""
+    messages = set()
+    for action in actions:
+        try:
+            action()
+        except RuntimeError as error:
+            messages.add(str(error))
+    return messages
+
+
+def load_probes(source: str) -> dict:
+    """The probe functions defined by a lesson's probes.py source."""
+    module: dict = {"__name__": "probes"}
+    exec(compile(source, "probes.py", "exec"), module)
+    return {name: fn for name, fn in module.items() if name.startswith("test_") and callable(fn)}
+
+
+def run_probe(probes: dict, grade_id: str, namespace: dict, seed: int) -> list:
+    """Run one probe against the notebook's names; a failure ends its list with an error item."""
+    observe = Observations()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probes[grade_id](Student(namespace), observe, Draw(seed, grade_id))
+    except BaseException as error:  # the student's code failed: that is an observation too
+        observe.items.append(["error", f"{type(error).__name__}: {error}"[:500]])
+    return observe.items
