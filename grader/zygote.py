@@ -17,7 +17,7 @@ import signal
 import sys
 import time
 
-from grader import wire
+from grader import probing, wire
 
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
@@ -32,7 +32,7 @@ def _warm():
     import torch
 
     torch.set_num_threads(1)
-    from grader import checks  # noqa: F401 -- test cells import it
+    from grader import checks, probing  # noqa: F401 -- test cells and probes import them
     from grader.cell_runner import CellRunner
 
     runner = CellRunner()
@@ -84,11 +84,17 @@ def _run_child(runner, request: dict, channel: int) -> None:
         os.dup2(null, fd)
     os.chdir(WORK)
     runner.output_limit = limits["output_bytes"]
+    probes = request.get("probes") or {"at": {}}
+    loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
     for index, source in request["cells"]:
         wire.send(channel, {"start": index})
         outputs, count, _ = runner.run(source)
         message = {"cell": index, "outputs": outputs, "execution_count": count}
         wire.send(channel, {**message, "truncated": runner.outputs.truncated})
+        grade_id = probes["at"].get(str(index))
+        if grade_id in loaded:
+            seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
+            wire.send(channel, {"probe": grade_id, "observations": seen})
     wire.send(channel, {"finished": True})
 
 
@@ -123,7 +129,7 @@ class _Frames:
 
 def _watch(pid: int, channel: int, limits: dict) -> dict:
     """Collect the child's cells while enforcing the time and output limits."""
-    cells, outcome, detail, current = {}, "graded", "", None
+    cells, probes, outcome, detail, current = {}, {}, "graded", "", None
     frames = _Frames(channel, limits["output_bytes"] * 4 + 1_000_000)
     started = cell_started = time.monotonic()
     finished = False
@@ -153,6 +159,8 @@ def _watch(pid: int, channel: int, limits: dict) -> dict:
                     "outputs": message.get("outputs", []),
                     "execution_count": message.get("execution_count"),
                 }
+            elif "probe" in message:
+                probes[str(message["probe"])] = message.get("observations")
             elif message.get("finished"):
                 finished = True
             if message.get("truncated"):
@@ -166,7 +174,7 @@ def _watch(pid: int, channel: int, limits: dict) -> dict:
         outcome, detail = "kernel died", _death(status, current)
     if outcome == "graded" and _ran_out_of_memory(cells):
         outcome, detail = "memory limit", "a cell ran out of memory"
-    return {"cells": cells, "outcome": outcome, "detail": detail}
+    return {"cells": cells, "probes": probes, "outcome": outcome, "detail": detail}
 
 
 def _alive(pid: int) -> bool:
@@ -219,6 +227,41 @@ def _kill_leftovers(child: int) -> None:
         time.sleep(0.01)
 
 
+def _mounts_under(folder: str) -> set[str]:
+    """The mount points below `folder` (binds of a checkout under /tmp), and their parents."""
+    kept = set()
+    with open("/proc/self/mountinfo") as table:
+        for line in table:
+            point = line.split()[4]
+            while point.startswith(folder + "/"):
+                kept.add(point)
+                point = os.path.dirname(point)
+    return kept
+
+
+def _wipe_scratch() -> None:
+    """Empty the sandbox's own /tmp and /dev/shm, so nothing passes to the next submission."""
+    if os.environ.get("GRADER_PID_NAMESPACE") != "1":
+        return  # outside the sandbox these are the machine's own folders
+    for scratch in ("/tmp", "/dev/shm"):
+        kept = _mounts_under(scratch)
+        for folder, dirs, files in os.walk(scratch):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+            for name in list(dirs):
+                path = os.path.join(folder, name)
+                if os.path.islink(path):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+                    dirs.remove(name)
+                elif path not in kept:
+                    shutil.rmtree(path, ignore_errors=True)
+                    dirs.remove(name)
+                elif os.path.ismount(path):
+                    dirs.remove(name)
+
+
 def _prepare_folder(files: dict) -> None:
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -251,6 +294,7 @@ def grade(runner, request: dict, private: tuple[int, ...] = ()) -> dict:
     finally:
         os.close(read_end)
         _kill_leftovers(pid)
+        _wipe_scratch()
 
 
 def main() -> None:

@@ -4,12 +4,14 @@ import socket
 import threading
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
 from integrity_tools import LESSON, answered, digests, new_course, submit
 
 from grader.course import solution_notebook
 from grader.grading import autograde
+from grader.judge import INTRO, autograded_tests
 from grader.sandbox import Limits
 
 ATTACKS = yaml.safe_load((Path(__file__).parent / "integrity" / "attacks.yml").read_text())
@@ -88,6 +90,23 @@ def test_attack_earns_nothing(graded, attack):
     assert result.outcome == attack["outcome"], result.detail
 
 
+FORGERIES = [a for a in ATTACKS if a.get("forges")]
+
+
+@pytest.mark.parametrize("attack", FORGERIES, ids=[a["name"] for a in FORGERIES])
+def test_forged_test_cells_are_failed_by_the_judge(graded, attack):
+    """The test cells the forgery made pass in its own process are failed from outside it."""
+    course, _, _, _ = graded
+    path = course / "autograded" / attack["name"] / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    errors = [
+        [out.evalue for out in nb.cells[index].outputs if out.output_type == "error"]
+        for index in autograded_tests(nb)
+    ]
+    overturned = [e for e in errors if e and all(v.startswith(INTRO) for v in e)]
+    assert overturned, errors
+
+
 def test_grading_leaves_every_submission_byte_identical(graded):
     """No attack (and not the grader) changed a submitted file."""
     course, _, before, _ = graded
@@ -112,3 +131,27 @@ def test_the_sandbox_is_active_here():
 
     protections, _ = probe()
     assert protections.namespaces and protections.unprivileged, protections.describe()
+
+
+def test_nothing_a_submission_leaves_in_scratch_reaches_the_next(tmp_path):
+    """Files left in the sandbox's /tmp and /dev/shm are gone when the next submission runs."""
+    course = new_course(tmp_path / "course")
+    leave = (
+        "import os\n"
+        "os.makedirs('/tmp/left/deep', exist_ok=True)\n"
+        "for path in ['/tmp/left/deep/note', '/tmp/note', '/dev/shm/note']:\n"
+        "    open(path, 'w').write('for the next one')\n"
+        "os.symlink('/tmp/left', '/tmp/link')\n"
+    )
+    look = "import os\nprint(sorted(os.listdir('/tmp')), sorted(os.listdir('/dev/shm')))\n"
+    submit(course, "a_leaves", answered(leave))
+    submit(course, "b_looks", answered(look))
+    autograde(course, LESSON, ["a_leaves", "b_looks"], jobs=1, limits=LIMITS)
+    path = course / "autograded" / "b_looks" / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "make_leaf"
+    )
+    seen = cell.outputs[0].text
+    assert "submission" in seen, seen
+    assert not any(name in seen for name in ("note", "left", "link")), seen
