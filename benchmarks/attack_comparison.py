@@ -2,8 +2,7 @@
 
     .venv/bin/python benchmarks/attack_comparison.py
 
-Prints, for every attack in tests/integrity/attacks.yml and for the verdict-forging attacks
-below (which the fast engine does not stop yet), the score each engine gives out of the
+Prints, for every attack in tests/integrity/attacks.yml, the score each engine gives out of the
 lesson's maximum. Attacks that would harm this machine under stock nbgrader (no memory or
 process limit there) are graded with the fast engine only.
 """
@@ -24,30 +23,11 @@ from grader.grading import autograde  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 
 UNSAFE_FOR_STOCK = {"fork_bomb", "exhaust_memory", "kill_the_grader"}
-NO_ANSWERS = (
-    "make_leaf = snapshot = lambda *args: None\n"
-    "predict_r1 = predict_r2 = predict_r3 = predict_r4 = False\n"
-    "int_error_message = ''\n"
-)
-FORGERIES = [
-    {
-        "name": "patch_the_check_helpers",
-        "code": NO_ANSWERS + "import grader.checks as c\n"
-        "for name in dir(c):\n"
-        "    if not name.startswith('_') and callable(getattr(c, name)):\n"
-        "        setattr(c, name, lambda *a, **k: None)\n",
-    },
-    {
-        "name": "empty_the_test_cells",
-        "code": NO_ANSWERS + "get_ipython().input_transformers_cleanup.append(\n"
-        '    lambda lines: [] if lines and lines[0].startswith(\'"""Check\') else lines)\n',
-    },
-]
 
 
 def main() -> None:
     """Grade every attack with both engines and print the table."""
-    attacks = yaml.safe_load((ROOT / "tests/integrity/attacks.yml").read_text()) + FORGERIES
+    attacks = yaml.safe_load((ROOT / "tests/integrity/attacks.yml").read_text())
     limits = Limits(cell_seconds=6, notebook_seconds=10, memory_bytes=1024**3)
     scores = {}
     for engine in ("nbgrader", "fast"):

@@ -1,6 +1,8 @@
-"""Typical wrong answers fail their tests with a message that names the mistake."""
+"""Typical wrong answers fail their tests with a message that names the mistake, and the judge,
+comparing what the lesson's probes observe with the solution, rejects every one of them too."""
 
 import copy
+import json
 from pathlib import Path
 
 import nbformat
@@ -9,6 +11,8 @@ import yaml
 from notebook_tools import execute
 
 from grader.course import lessons, solution_notebook
+from grader.judge import verdict
+from grader.reference import probes_file, references
 
 WRONG_ANSWERS = Path(__file__).parent / "wrong_answers"
 
@@ -33,16 +37,37 @@ def _rounds(answers: list[dict]) -> list[list[dict]]:
     return rounds
 
 
-def _failures_after(lesson: str, wrong: list[dict], tmp_path: Path) -> dict[str, list]:
-    """Run the solution with `wrong` answers put in; return each test cell's error outputs."""
+PROBE_CELL = """\
+import json, pathlib
+from grader.probing import load_probes, run_probe
+probes = load_probes(pathlib.Path({path!r}).read_text())
+print(json.dumps(run_probe(probes, {test!r}, globals(), {seed})))
+"""
+
+
+def _failures_after(lesson: str, wrong: list[dict], tmp_path: Path) -> tuple[dict, dict]:
+    """Run the solution with `wrong` answers put in, each probe after its test cell.
+
+    Returns each test cell's outputs, and what each probe observed.
+    """
     nb = nbformat.read(solution_notebook(lesson), as_version=4)
     cells = _cells_by_grade_id(nb)
     for answer in wrong:
         cells[answer["cell"]].source = answer["answer"]
+    tests = {a["test"] for a in wrong}
+    seed = references(lesson)["seed"]
+    for test in tests:
+        probe = PROBE_CELL.format(path=str(probes_file(lesson)), test=test, seed=seed)
+        nb.cells.insert(nb.cells.index(cells[test]) + 1, nbformat.v4.new_code_cell(probe))
     path = tmp_path / f"{lesson}.ipynb"
     nbformat.write(nb, path)
-    ran = _cells_by_grade_id(execute(path))
-    return {gid: ran[gid].outputs for gid in {a["test"] for a in wrong}}
+    executed = execute(path)
+    ran, by_id = executed.cells, _cells_by_grade_id(executed)
+    observed = {}
+    for test in tests:
+        probe = ran[ran.index(by_id[test]) + 1]
+        observed[test] = json.loads(probe.outputs[-1].text)
+    return {gid: by_id[gid].outputs for gid in tests}, observed
 
 
 def test_every_exercise_has_a_typical_wrong_answer(lesson):
@@ -64,11 +89,15 @@ def test_every_exercise_has_a_typical_wrong_answer(lesson):
     ],
 )
 def test_wrong_answers_fail_with_the_explaining_message(lesson_round, tmp_path):
-    """Each wrong answer makes its test cell raise CheckFailed with the explanation, no stderr."""
+    """Each wrong answer makes its test cell raise CheckFailed with the explanation, no stderr,
+    and the judge finds its probe's observations differ from the solution's."""
     lesson, index = lesson_round
     wrong = _rounds(_wrong_answers(lesson))[index]
-    outputs = _failures_after(lesson, copy.deepcopy(wrong), tmp_path)
+    outputs, observed = _failures_after(lesson, copy.deepcopy(wrong), tmp_path)
+    expected = references(lesson)["observations"]
     for answer in wrong:
+        problem = verdict(expected[answer["test"]], observed[answer["test"]])
+        assert problem is not None, f"{answer['mistake']}: the judge accepts it"
         outs = outputs[answer["test"]]
         errors = [o for o in outs if o.output_type == "error"]
         stderr = [o.text for o in outs if o.output_type == "stream" and o.name == "stderr"]

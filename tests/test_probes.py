@@ -1,0 +1,104 @@
+"""The probes and the judge: every test is judged outside the submission, on fresh inputs."""
+
+import math
+
+import nbformat
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.course import solution_notebook
+from grader.judge import autograded_tests, verdict
+from grader.probing import load_probes
+from grader.reference import observe_in_clean_process, probes_file, references
+
+RULE = {"rtol": 1e-4, "atol": 1e-5}
+TENSOR = {"shape": [2], "values": [1.5, -2.0]}
+
+
+def test_every_test_cell_has_a_probe_and_every_probe_a_test_cell(lesson):
+    """A test cell without a probe would be judged inside the submission, where it can be forged."""
+    nb = nbformat.read(solution_notebook(lesson), as_version=4)
+    probes = load_probes(probes_file(lesson).read_text())
+    assert sorted(probes) == sorted(autograded_tests(nb).values())
+
+
+def test_no_constant_report_passes_any_probe(lesson):
+    """Reporting True (or False, 0, "") for every observation fails every test: each probe
+    observes values that only a working answer gives."""
+    for grade_id, expected in references(lesson)["observations"].items():
+        for constant in (True, False, 0, 0.0, "", None):
+            forged = [[label, constant] for label, _, _ in expected]
+            assert verdict(expected, forged) is not None, (grade_id, constant)
+
+
+def test_the_inputs_are_drawn_at_grading_time():
+    """Two seeds give different inputs, so the answers cannot be known before grading."""
+    lesson = "01_tensors_and_requires_grad"
+    notebook, probes = solution_notebook(lesson), probes_file(lesson)
+    first, second = (observe_in_clean_process(notebook, probes, seed) for seed in (1, 2))
+    assert first["test_make_leaf"] != second["test_make_leaf"]
+    assert first["test_snapshot"] != second["test_snapshot"]
+    assert first["test_predict_flags"] == second["test_predict_flags"]
+
+
+def _expected(value, **rule):
+    return [["answer", value, {**RULE, **rule}]]
+
+
+def test_the_same_observations_pass():
+    """The solution's own report passes."""
+    for value in (True, 3, 2.5, "SubBackward0", None, [1.0, 2.0], TENSOR):
+        assert verdict(_expected(value), [["answer", value]]) is None
+
+
+def test_numbers_pass_within_tolerance_only():
+    """Floats are compared within rtol/atol; an int stands for an equal float."""
+    assert verdict(_expected(2.5), [["answer", 2.50001]]) is None
+    assert verdict(_expected(6.0), [["answer", 6]]) is None
+    assert "is not what a correct answer gives" in verdict(_expected(2.5), [["answer", 2.6]])
+    assert verdict(_expected(math.inf), [["answer", math.nan]]) is not None
+
+
+def test_types_are_not_confused():
+    """True is not 1, 5.0 is not the whole number 5, a list is not a tensor."""
+    assert verdict(_expected(1.0), [["answer", True]]) is not None
+    assert verdict(_expected(True), [["answer", 1]]) is not None
+    assert verdict(_expected(5), [["answer", 5.0]]) is not None
+    assert verdict(_expected(TENSOR), [["answer", [1.5, -2.0]]]) is not None
+    assert verdict(_expected(TENSOR), [["answer", {**TENSOR, "shape": [2, 1]}]]) is not None
+
+
+def test_a_message_must_be_one_torch_prints():
+    """An error message passes only if it is exactly one of the genuine texts."""
+    expected = _expected("m", one_of=["only Tensors of floating point dtype can require gradients"])
+    genuine = [["answer", "only Tensors of floating point dtype can require gradients"]]
+    assert verdict(expected, genuine) is None
+    assert verdict(expected, [["answer", "floating point ... can require gradients"]]) is not None
+
+
+def test_missing_extra_renamed_and_failed_observations_fail():
+    """Each way a report can fall short names what is wrong."""
+    expected = _expected(2.5)
+    assert "no observations" in verdict(expected, None)
+    assert "nothing was reported" in verdict(expected, [])
+    assert "more observations" in verdict(expected, [["answer", 2.5], ["answer", 2.5]])
+    assert "instead" in verdict(expected, [["other", 2.5]])
+    stopped = verdict(expected, [["error", "NotImplementedError: "]])
+    assert "stopped with NotImplementedError" in stopped
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=10,
+)
+
+
+@given(JSON)
+def test_any_report_gets_a_verdict_without_crashing(report):
+    """Whatever a submission sends back, the judge answers, and only the right data passes."""
+    result = verdict([["answer", TENSOR, RULE], ["flag", False, RULE]], report)
+    if result is None:
+        assert report[1] == ["flag", False] and report[0][1]["shape"] == [2]
+    else:
+        assert isinstance(result, str)
