@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
+# From Debian: bubblewrap for the grader's sandbox, postgresql for the PostgreSQL gradebook test.
+SYSTEM_PACKAGES := bubblewrap postgresql
 # nbgrader and Jupyter start helper programs (alembic, kernels) by name: find ours first.
 export PATH := $(BIN):$(PATH)
 
@@ -12,9 +14,11 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
-	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-	  && apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } \
-	  || echo "warning: bubblewrap is missing (apt-get install bubblewrap): the grader's sandbox will be off"
+	@{ command -v bwrap && ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 \
+	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq \
+	       && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; } \
+	  || echo "warning: install $(SYSTEM_PACKAGES): without bubblewrap the grader's sandbox is off," \
+	          "and the PostgreSQL gradebook test needs postgresql"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

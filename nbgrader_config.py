@@ -7,6 +7,9 @@ c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads this
 c.CourseDirectory.root = str(Path(__file__).resolve().parent)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
+# The gradebook's assignments refer to a course row: SQLite lets a missing one pass, but
+# PostgreSQL enforces the foreign key, so the course needs an id.
+c.CourseDirectory.course_id = "autograd_fundamentals"
 
 # Warnings that student code prints to stderr (torch's UserWarnings among them) must not cost
 # points: nbgrader scores a test cell 0 for any stderr output unless it is removed here.

@@ -14,7 +14,9 @@ COURSE_HELP = "course folder (default: the current folder if it is a course, els
 def _init(args) -> int:
     from grader.init import init_course
 
-    folder = init_course(args.folder, roster=args.roster, due_dates=args.due_dates)
+    folder = init_course(
+        args.folder, roster=args.roster, due_dates=args.due_dates, db_url=args.db_url
+    )
     print(
         f"{folder} is a course for {len(lessons())} lessons; put submissions in {folder}/submitted"
     )
@@ -129,6 +131,9 @@ def parser() -> argparse.ArgumentParser:
     init.add_argument("folder", type=Path)
     init.add_argument("--roster", type=Path, help="CSV of students (id, first_name, …)")
     init.add_argument("--due-dates", type=Path, help="CSV of due dates (lesson, due)")
+    init.add_argument(
+        "--db-url", help="gradebook database URL (default: sqlite gradebook.db in the folder)"
+    )
 
     rel = command("release", _release, "regenerate notebooks/ from solutions/")
     rel.add_argument("lessons", nargs="*", help="lesson ids (default: all)")

@@ -14,14 +14,22 @@ c.CourseDirectory.root = {root!r}
 c.CourseDirectory.source_directory = {solutions!r}
 c.CourseDirectory.release_directory = "release"
 """
+DB_URL_LINE = "c.CourseDirectory.db_url = {db_url!r}\n"
 
 
-def init_course(folder: Path, roster: Path | None = None, due_dates: Path | None = None) -> Path:
+def init_course(
+    folder: Path,
+    roster: Path | None = None,
+    due_dates: Path | None = None,
+    db_url: str | None = None,
+) -> Path:
     """Create (or refresh) the course in `folder`: config, gradebook with every lesson, submitted/.
 
     With `roster`, a CSV with an `id` column (and optionally first_name, last_name, email),
     the students are entered in the gradebook, and `collect` rejects anyone not on it.
     With `due_dates`, a CSV with `lesson` and `due` columns, nbgrader records late submissions.
+    With `db_url` (any SQLAlchemy URL, e.g. postgresql://…), the gradebook lives there instead of
+    in gradebook.db.
     """
     folder = Path(folder).resolve()
     (folder / "submitted").mkdir(parents=True, exist_ok=True)
@@ -31,6 +39,7 @@ def init_course(folder: Path, roster: Path | None = None, due_dates: Path | None
             root=str(folder),
             solutions=str(REPO_ROOT / "solutions"),
         )
+        + (DB_URL_LINE.format(db_url=db_url) if db_url else "")
     )
     enter_lessons(folder, lessons())
     if roster is not None:
