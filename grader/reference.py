@@ -76,13 +76,15 @@ def observe_notebook(notebook: Path, probes_source: str, seed: int) -> dict[str,
     torch.set_num_threads(1)
     nb = nbformat.read(notebook, as_version=4)
     tests, probes, runner = autograded_tests(nb), load_probes(probes_source), CellRunner()
+    runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
     observations = {}
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        runner.run(cell.source)
         grade_id = tests.get(index)
-        if grade_id in probes:
+        if grade_id is None:  # the test cells' own checks are not needed for the probes
+            runner.run(cell.source)
+        elif grade_id in probes:
             observations[grade_id] = run_probe(probes, grade_id, runner.shell.user_ns, seed)
     return observations
 
