@@ -66,7 +66,8 @@ def _failures_after(lesson: str, wrong: list[dict], tmp_path: Path) -> tuple[dic
     observed = {}
     for test in tests:
         probe = ran[ran.index(by_id[test]) + 1]
-        observed[test] = json.loads(probe.outputs[-1].text)
+        printed = [o.text for o in probe.outputs if o.get("name") == "stdout"]
+        observed[test] = json.loads("".join(printed))  # a kernel may send one print in pieces
     return {gid: by_id[gid].outputs for gid in tests}, observed
 
 
