@@ -21,7 +21,7 @@ SEED = secrets.randbelow(2**31)
 _CACHE: dict[tuple, dict] = {}
 
 
-class ReferenceError(RuntimeError):
+class ReferenceRunError(RuntimeError):
     """The solution's own probes failed: the lesson's probes.py or solution needs fixing."""
 
 
@@ -60,22 +60,22 @@ def observe_in_clean_process(notebook: Path, probes: Path, seed: int) -> dict[st
         )
         if done.returncode != 0:
             said = done.stderr.strip().splitlines()[-1:] or ["no message"]
-            raise ReferenceError(f"the probes of {notebook.name} failed: {said[0]}")
+            raise ReferenceRunError(f"the probes of {notebook.name} failed: {said[0]}")
         return json.loads(output.read_text())
 
 
-def observe_notebook(notebook: Path, probes_source: str, seed: int) -> dict[str, list]:
+def observe_notebook(notebook: Path, probes: dict, seed: int) -> dict[str, list]:
     """In this process: run the notebook's code cells, each test cell's probe after it."""
     import nbformat
     import torch
 
     from grader.cell_runner import CellRunner
     from grader.judge import autograded_tests
-    from grader.probing import load_probes, run_probe
+    from grader.probing import run_probe
 
     torch.set_num_threads(1)
     nb = nbformat.read(notebook, as_version=4)
-    tests, probes, runner = autograded_tests(nb), load_probes(probes_source), CellRunner()
+    tests, runner = autograded_tests(nb), CellRunner()
     runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
     observations = {}
     for index, cell in enumerate(nb.cells):
@@ -91,9 +91,12 @@ def observe_notebook(notebook: Path, probes_source: str, seed: int) -> dict[str,
 
 def main(argv: list[str]) -> int:
     """Write the solution's observations; fail if a probe fails on the solution."""
-    notebook, probes, seed, output = Path(argv[0]), Path(argv[1]), int(argv[2]), Path(argv[3])
-    observations = observe_notebook(notebook, probes.read_text(), seed)
-    missing = [name for name in _probe_names(probes) if name not in observations]
+    from grader.probing import load_probes
+
+    notebook, seed, output = Path(argv[0]), int(argv[2]), Path(argv[3])
+    probes = load_probes(Path(argv[1]).read_text())
+    observations = observe_notebook(notebook, probes, seed)
+    missing = [name for name in probes if name not in observations]
     if missing:
         print(f"no test cell for the probes {missing}", file=sys.stderr)
         return 1
@@ -103,12 +106,6 @@ def main(argv: list[str]) -> int:
             return 1
     output.write_text(json.dumps(observations))
     return 0
-
-
-def _probe_names(probes: Path) -> list[str]:
-    from grader.probing import load_probes
-
-    return list(load_probes(probes.read_text()))
 
 
 if __name__ == "__main__":

@@ -203,13 +203,18 @@ def _ran_out_of_memory(cells: dict) -> bool:
     return False
 
 
+def _in_sandbox() -> bool:
+    """Whether we run in the sandbox's own namespaces (set by `grader.engine`)."""
+    return os.environ.get("GRADER_PID_NAMESPACE") == "1"
+
+
 def _kill_leftovers(child: int) -> None:
     """Kill every process the submission left: in our own PID namespace, all but us and init.
 
     Without a PID namespace only the child's session can be found (and a submission that left
     it escapes): the sandbox's namespaces are what make this complete.
     """
-    if os.environ.get("GRADER_PID_NAMESPACE") != "1" or os.getpid() > 3:
+    if not _in_sandbox() or os.getpid() > 3:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child, signal.SIGKILL)
         return
@@ -241,7 +246,7 @@ def _mounts_under(folder: str) -> set[str]:
 
 def _wipe_scratch() -> None:
     """Empty the sandbox's own /tmp and /dev/shm, so nothing passes to the next submission."""
-    if os.environ.get("GRADER_PID_NAMESPACE") != "1":
+    if not _in_sandbox():
         return  # outside the sandbox these are the machine's own folders
     for scratch in ("/tmp", "/dev/shm"):
         kept = _mounts_under(scratch)

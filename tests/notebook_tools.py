@@ -16,16 +16,6 @@ def execute(path: Path) -> nbformat.NotebookNode:
     return client.execute()
 
 
-def grade_cell_ids(path: Path) -> list[str]:
-    """The grade ids of a notebook's autograded test cells."""
-    nb = nbformat.read(path, as_version=4)
-    return [
-        c.metadata["nbgrader"]["grade_id"]
-        for c in nb.cells
-        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-    ]
-
-
 def validate(path: Path, *, invert: bool = False) -> dict:
     """nbgrader's validation result: failing test cells, or with `invert` passing ones."""
     return Validator(invert=invert).validate(str(path))

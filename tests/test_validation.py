@@ -2,9 +2,11 @@
 
 import re
 
-from notebook_tools import execute, grade_cell_ids, validate
+import nbformat
+from notebook_tools import execute, validate
 
 from grader.course import solution_notebook, student_notebook
+from grader.judge import autograded_tests
 
 # Lessons show some torch warnings on purpose; anything else on stderr is a broken cell.
 WARNING = re.compile(r"\w+Warning: ")
@@ -12,7 +14,8 @@ WARNING = re.compile(r"\w+Warning: ")
 
 def test_solution_passes_every_autograded_test(lesson):
     """nbgrader validate reports no failing cell on the instructor's solution."""
-    assert grade_cell_ids(solution_notebook(lesson)), "a lesson needs autograded tests"
+    nb = nbformat.read(solution_notebook(lesson), as_version=4)
+    assert autograded_tests(nb), "a lesson needs autograded tests"
     result = validate(solution_notebook(lesson))
     assert result == {}, result
 
