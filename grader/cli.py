@@ -55,9 +55,9 @@ def _autograde(args) -> int:
         memory_bytes=int(args.memory_gib * 1024**3),
     )
     if args.engine == "fast":
-        from grader.engine import protections
+        from grader.sandbox import probe
 
-        print(protections().describe(), file=sys.stderr)
+        print(probe()[0].describe(), file=sys.stderr)
     results = autograde(
         course,
         args.lesson,
@@ -100,10 +100,10 @@ def _report(args) -> int:
 
 def _demo(args) -> int:
     from grader.demo import run_demo
-    from grader.engine import protections
     from grader.grading import score_table
+    from grader.sandbox import probe
 
-    print(protections().describe(), file=sys.stderr)
+    print(probe()[0].describe(), file=sys.stderr)
     results = run_demo(args.out, progress=True)
     print(score_table(results))
     print(f"\nIn {args.out}: gradebook.db, autograded/, feedback/, grades.csv, report/index.html")

@@ -1,74 +1,113 @@
-"""The sandbox side of the fast engine: a warm, sandboxed process that runs a notebook's cells.
+"""The grading side of the sandbox: start the template, run one submission, watch its limits.
 
-`SandboxedExecute` stands where nbgrader's `Execute` step stands (see `grader.fast_autograde`):
-it sends the code cells to the sandbox (`grader.zygote`), which runs them in a fork of a
-process that imported torch long ago, and stores their outputs as a kernel would.
+`Sandbox` starts the template process (`grader.zygote`) inside bubblewrap and, for each
+submission, hands it two fresh pipes: the submission's own process reads its request from one
+and reports its cells on the other, straight to this process, which enforces the time and output
+limits while it reads. Everything that comes back is untrusted: messages must arrive in the order
+the cell runner sends them, and a submission that writes into the channel gets no grade.
 """
 
+import contextlib
 import os
 import select
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool
 
-from grader import wire
-from grader.judge import autograded_tests
-from grader.sandbox import Limits, Protections, probe
+from grader import memory_cgroup, wire
+from grader.sandbox import SANDBOX_UID_BASE, Limits, probe
 
-RESPONSE_LIMIT = 256 * 1024**2
 FILE_LIMIT = 32 * 1024**2
+CONTROL_SECONDS = 30
+
+
+@dataclass
+class RunReport:
+    """What came back from one submission's run."""
+
+    outcome: str = "graded"
+    detail: str = ""
+    cells: dict[int, dict] = field(default_factory=dict)
+    probes: dict[str, list] = field(default_factory=dict)
 
 
 class Sandbox:
-    """A running warm process inside the sandbox; restarted when a submission kills it."""
+    """A running template inside the sandbox; restarted when it stops answering."""
 
     def __init__(self, limits: Limits):
         self.limits = limits
         self.protections, self.prefix = probe()
+        self.uid = SANDBOX_UID_BASE + os.getpid()
         self.process: subprocess.Popen | None = None
-        # The warm process's own errors, for diagnosis.
+        self.control: socket.socket | None = None
+        self.cgroup: memory_cgroup.MemoryCgroup | None = None
+        # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
 
     def start(self) -> None:
-        """Start the warm process and wait until it has imported torch."""
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-        env["GRADER_PID_NAMESPACE"] = "1" if self.protections.namespaces else "0"
+        """Start the template and wait until it has imported torch and run the lessons' cells."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "GRADER_PID_NAMESPACE": "1" if self.protections.namespaces else "0",
+            "GRADER_ISOLATE": "1" if self.protections.per_submission else "0",
+            "GRADER_SANDBOX_UID": str(self.uid),
+            "GRADER_SCRATCH_BYTES": str(self.limits.memory_bytes),
+            "GRADER_CONTROL_FD": str(theirs.fileno()),
+        }
+        passed = [theirs.fileno()]
+        if self.protections.memory_cgroup:
+            self.cgroup, _ = memory_cgroup.create(f"grader-{os.getpid()}")
+        if self.cgroup is not None:
+            self.cgroup.limit(self.limits.memory_bytes)
+            passed.append(self.cgroup.open_procs())
+            env["GRADER_CGROUP_FD"] = str(passed[-1])
+        self.control = ours
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "grader.zygote"],
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=self.log,
             env=env,
+            pass_fds=passed,
         )
+        for fd in passed:
+            os.close(fd)
         try:
-            self._receive(timeout=120)
-            wire.send(self.process.stdin.fileno(), {"warm": _lesson_cells()})
-            self._receive(timeout=300)
-        except (wire.WireError, TimeoutError) as error:
+            self.process.stdin.write(wire.encode("warm", sources=_lesson_cells()))
+            self.process.stdin.close()
+            self._expect("ready", timeout=300)
+        except (wire.WireError, OSError, TimeoutError) as error:
             self.log.seek(0)
             said = self.log.read().decode(errors="replace").strip().splitlines()[-3:]
             self.stop()
             raise RuntimeError(f"the sandbox did not start ({error}): {' / '.join(said)}") from None
 
     def stop(self) -> None:
-        """Stop the warm process."""
+        """Stop the template and everything in its namespaces."""
         if self.process is not None:
             self.process.kill()
             self.process.wait()
             self.process = None
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
-    def run(self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None) -> dict:
-        """Run the cells with the files beside them; return the cells' outputs and the outcome.
+    def run(self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None) -> RunReport:
+        """Run the cells, with the files beside them, in a fresh fork; return what came back.
 
-        `probes` ({"source", "seed", "at": {cell index: grade id}}) are run after their cells,
-        and what they observed comes back under "probes".
+        `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells.
         """
         if self.process is None or self.process.poll() is not None:
             self.start()
@@ -78,42 +117,163 @@ class Sandbox:
             "limits": asdict(self.limits),
             "probes": probes,
         }
+        oom_before = self.cgroup.oom_kills() if self.cgroup else 0
         try:
-            wire.send(self.process.stdin.fileno(), request)
-            return self._receive(timeout=self.limits.notebook_seconds + 30)
+            report = self._run(request, (probes or {}).get("at", {}))
         except (wire.WireError, OSError, TimeoutError) as error:
             self.stop()
-            return {
-                "cells": {},
-                "outcome": "kernel died",
-                "detail": f"the sandbox stopped: {error}",
-            }
+            return RunReport("kernel died", f"the sandbox stopped: {error}")
+        if self.cgroup and self.cgroup.oom_kills() > oom_before:
+            report.outcome = "memory limit"
+            report.detail = "the submission's processes went over the memory limit together"
+        elif report.outcome == "graded" and _ran_out_of_memory(report.cells):
+            report.outcome, report.detail = "memory limit", "a cell ran out of memory"
+        return report
 
-    def _receive(self, timeout: float) -> dict:
-        fd = self.process.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout)
+    def _run(self, request: dict, probes_at: dict) -> RunReport:
+        request_read, request_write = os.pipe()
+        report_read, report_write = os.pipe()
+        try:
+            wire.send_fds(self.control, "fork", [request_read, report_write])
+        finally:
+            os.close(request_read)
+            os.close(report_write)
+        try:
+            self._expect("forked", timeout=CONTROL_SECONDS)
+            # If the fork died before reading it, the watch says how.
+            with contextlib.suppress(BrokenPipeError):
+                wire.write_all(request_write, wire.encode("request", **request))
+            os.close(request_write)
+            request_write = -1
+            os.set_blocking(report_read, False)
+            watch = _Watch(self.limits, probes_at)
+            report = watch.follow(report_read, self.control)
+        finally:
+            os.close(report_read)
+            if request_write >= 0:
+                os.close(request_write)
+        wire.send_fds(self.control, "clean", [])
+        while self._expect(("cleaned", "exited"), timeout=CONTROL_SECONDS)["kind"] != "cleaned":
+            pass
+        return report
+
+    def _expect(self, kinds, timeout: float) -> dict:
+        kinds = (kinds,) if isinstance(kinds, str) else kinds
+        ready, _, _ = select.select([self.control], [], [], timeout)
         if not ready:
-            raise TimeoutError(f"no answer in {timeout:.0f} s")
-        return wire.receive(fd, RESPONSE_LIMIT)
+            raise TimeoutError(f"no answer from the sandbox in {timeout:.0f} s")
+        message, fds = wire.receive_fds(self.control)
+        for fd in fds:
+            os.close(fd)
+        if message["kind"] not in kinds:
+            raise wire.WireError(f"the sandbox said {message['kind']}, expected {kinds[0]}")
+        return message
 
 
-_SANDBOX: Sandbox | None = None
-LAST_RUN: dict = {}
+class _Watch:
+    """Follows one submission's reports while enforcing the time and output limits."""
+
+    def __init__(self, limits: Limits, probes_at: dict):
+        self.limits, self.probes_at = limits, probes_at
+        self.report = RunReport()
+        self.current: int | None = None
+        self.expect_probe: str | None = None
+        self.finished = False
+
+    def follow(self, reports: int, control: socket.socket) -> RunReport:
+        """Read until the submission finishes, dies, overruns a limit or breaks the protocol."""
+        limits, report = self.limits, self.report
+        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000)
+        started = cell_started = time.monotonic()
+        exited, grace = None, None
+        watched = [reports, control]
+        while not self.finished:
+            notebook_end = started + limits.notebook_seconds
+            deadline = min(notebook_end, cell_started + limits.cell_seconds, grace or notebook_end)
+            now = time.monotonic()
+            if now >= deadline:
+                if exited is None:
+                    which = "notebook" if deadline == notebook_end else "cell"
+                    report.outcome = "timed out"
+                    report.detail = f"the {which} time limit was reached in cell {self.current}"
+                break
+            ready, _, _ = select.select(watched, [], [], deadline - now)
+            if control in ready:
+                message, _ = wire.receive_fds(control)
+                exited = message.get("how", "the process ended")
+                watched.remove(control)
+                grace = time.monotonic() + 0.5  # what it wrote before it died is still coming
+            if reports not in ready:
+                continue
+            try:
+                messages = frames.read()
+            except wire.WireError as error:
+                report.outcome = "output limit"
+                report.detail = f"the submission wrote too much output ({error})"
+                return report
+            if messages is None:
+                break
+            for message in messages:
+                problem = self._take(message)
+                if problem:
+                    report.outcome = "not graded"
+                    report.detail = f"the submission wrote into the grader's channel ({problem})"
+                    return report
+                if message.get("kind") == "start":
+                    cell_started = time.monotonic()
+        if not self.finished and report.outcome == "graded":
+            report.outcome = "kernel died"
+            report.detail = f"{exited or 'the process ended'} in cell {self.current}"
+        return report
+
+    def _take(self, message: dict) -> str | None:
+        """Record one message; what is wrong with it, if it breaks the runner's order."""
+        kind = message["kind"]
+        if self.finished:
+            return f"{kind} after the end"
+        if kind == "start":
+            cell = message.get("cell")
+            if type(cell) is not int or (self.current is not None and cell <= self.current):
+                return "a cell out of order"
+            self.current, self.expect_probe = cell, None
+        elif kind == "cell":
+            if message.get("cell") != self.current or self.current in self.report.cells:
+                return "a cell's outputs out of turn"
+            self.report.cells[self.current] = {
+                "outputs": _outputs(message.get("outputs")),
+                "execution_count": _count(message.get("count")),
+            }
+            self.expect_probe = self.probes_at.get(str(self.current))
+            if message.get("truncated") is True:
+                self.report.outcome = "output limit"
+                self.report.detail = (
+                    f"output over {self.limits.output_bytes} bytes was cut in cell {self.current}"
+                )
+        elif kind == "probe":
+            if self.expect_probe is None or message.get("test") != self.expect_probe:
+                return "a test's report out of turn"
+            self.report.probes[self.expect_probe] = message.get("observations")
+            self.expect_probe = None
+        elif kind == "finished":
+            self.finished = True
+        else:
+            return f"an unknown message {kind[:40]!r}"
+        return None
 
 
-def sandbox(limits: Limits | None = None) -> Sandbox:
-    """This process's sandbox, started on first use."""
-    global _SANDBOX
-    if _SANDBOX is None or (limits is not None and _SANDBOX.limits != limits):
-        if _SANDBOX is not None:
-            _SANDBOX.stop()
-        _SANDBOX = Sandbox(limits or Limits())
-    return _SANDBOX
+def _count(value) -> int | None:
+    return value if type(value) is int and 0 <= value < 1 << 31 else None
 
 
-def protections() -> Protections:
-    """The protections the sandbox has on this machine."""
-    return sandbox().protections
+def _ran_out_of_memory(cells: dict) -> bool:
+    for cell in cells.values():
+        for out in cell["outputs"]:
+            if out.get("output_type") == "error" and (
+                out.get("ename") == "MemoryError"
+                or "can't allocate memory" in out.get("evalue", "")
+            ):
+                return True
+    return False
 
 
 def _lesson_cells() -> list[str]:
@@ -133,7 +293,8 @@ def _lesson_cells() -> list[str]:
     return sources
 
 
-def _folder_files(folder: Path, notebook: str) -> dict[str, bytes]:
+def folder_files(folder: Path, notebook: str) -> dict[str, bytes]:
+    """The files beside the notebook in a submission folder, up to FILE_LIMIT bytes in all."""
     files, total = {}, 0
     for path in sorted(folder.rglob("*")):
         if path.is_file() and path.name != notebook and not path.is_symlink():
@@ -143,53 +304,53 @@ def _folder_files(folder: Path, notebook: str) -> dict[str, bytes]:
     return files
 
 
-class SandboxedExecute(Preprocessor):
-    """nbgrader's Execute step, run in the sandbox instead of a fresh kernel."""
-
-    enabled = Bool(True).tag(config=True)
-
-    def preprocess(self, nb, resources):
-        """Run the notebook's code cells and store their outputs as a kernel would."""
-        folder = Path(resources.get("metadata", {}).get("path") or ".")
-        name = resources.get("unique_key", "notebook").split("/")[-1] + ".ipynb"
-        cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-        started = time.monotonic()
-        result = sandbox().run(cells, _folder_files(folder, name), _probes(nb, resources))
-        resources["probe_reports"] = result.get("probes", {})
-        ran = result.get("cells", {})
-        stopped = result["outcome"] != "graded"
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            done = ran.get(str(index))
-            cell.outputs = _outputs(done["outputs"]) if done else []
-            cell.execution_count = done["execution_count"] if done else None
-            if done is None and stopped and cell.metadata.get("nbgrader", {}).get("grade"):
-                cell.outputs = [_not_run(result)]
-        LAST_RUN.clear()
-        LAST_RUN.update(
-            outcome=result["outcome"],
-            detail=result.get("detail", ""),
-            seconds=time.monotonic() - started,
-        )
-        return nb, resources
+def apply_run(nb, report: RunReport) -> None:
+    """Put the run's outputs into the notebook as a kernel would; unrun test cells say why."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        done = report.cells.get(index)
+        cell.outputs = done["outputs"] if done else []
+        cell.execution_count = done["execution_count"] if done else None
+        graded = cell.metadata.get("nbgrader", {}).get("grade")
+        if done is None and report.outcome != "graded" and graded:
+            cell.outputs = [_not_run(report)]
 
 
-def _probes(nb, resources) -> dict | None:
-    """What the sandbox must probe: the lesson's probes, placed after their test cells."""
-    references = resources.get("grader_references")
-    if not references:
-        return None
-    probed = references["observations"]
-    at = {str(i): gid for i, gid in autograded_tests(nb).items() if gid in probed}
-    return {"source": references["source"], "seed": references["seed"], "at": at}
+def _is_text(value) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(line, str) for line in value)
+    )
 
 
-OUTPUT_KEYS = {
-    "stream": {"name", "text"},
-    "display_data": {"data", "metadata"},
-    "execute_result": {"data", "metadata", "execution_count"},
-    "error": {"ename", "evalue", "traceback"},
+def _is_bundle(out: dict) -> bool:
+    data, metadata = out.get("data"), out.get("metadata", {})
+    return (
+        isinstance(data, dict)
+        and isinstance(metadata, dict)
+        and all(_is_text(v) or isinstance(v, dict) for v in data.values())
+    )
+
+
+# The fields of each output type, and what makes one well-formed (nbformat 4's schema).
+OUTPUT_RULES = {
+    "stream": (
+        ("name", "text"),
+        lambda o: o.get("name") in ("stdout", "stderr") and isinstance(o.get("text"), str),
+    ),
+    "display_data": (("data", "metadata"), _is_bundle),
+    "execute_result": (
+        ("data", "metadata", "execution_count"),
+        lambda o: _is_bundle(o) and _count(o.get("execution_count")) == o.get("execution_count"),
+    ),
+    "error": (
+        ("ename", "evalue", "traceback"),
+        lambda o: (
+            isinstance(o.get("ename"), str)
+            and isinstance(o.get("evalue"), str)
+            and _is_text(o.get("traceback"))
+        ),
+    ),
 }
 
 
@@ -197,19 +358,23 @@ def _outputs(raw) -> list:
     """The sandbox's outputs as notebook nodes, keeping only well-formed ones."""
     kept = []
     for out in raw if isinstance(raw, list) else []:
-        keys = OUTPUT_KEYS.get(out.get("output_type")) if isinstance(out, dict) else None
-        if keys is not None:
-            node = {k: out[k] for k in keys if k in out}
-            kept.append(nbformat.from_dict({"output_type": out["output_type"], **node}))
+        rule = OUTPUT_RULES.get(out.get("output_type")) if isinstance(out, dict) else None
+        if rule is not None and rule[1](out):
+            fields = {k: out[k] for k in rule[0] if k in out}
+            if "data" in fields:
+                fields.setdefault("metadata", {})
+            if out["output_type"] == "execute_result":
+                fields.setdefault("execution_count", None)
+            kept.append(nbformat.from_dict({"output_type": out["output_type"], **fields}))
     return kept
 
 
-def _not_run(result: dict) -> dict:
+def _not_run(report: RunReport) -> dict:
     return nbformat.from_dict(
         {
             "output_type": "error",
             "ename": "NotRun",
-            "evalue": f"this test did not run: {result['outcome']} ({result.get('detail', '')})",
+            "evalue": f"this test did not run: {report.outcome} ({report.detail})",
             "traceback": [],
         }
     )

@@ -2,12 +2,15 @@
 
 nbgrader's converter spends more time on its own machinery (an nbconvert export per step, a
 database commit per cell) than a warm sandbox spends running a lesson. This path applies the
-same nbgrader preprocessors in the same order, runs the cells in the sandbox, and writes the
-submission's grades and comments to the gradebook in one transaction. The equivalence test
-grades the example class both ways and requires identical grades.
+same nbgrader preprocessors in the same order, runs the cells in the sandbox, has the judge score
+every test cell, and writes the submission's grades and comments to the gradebook in one
+transaction. The equivalence test grades the example class both ways and requires identical
+grades.
 """
 
+import secrets
 import shutil
+from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -16,18 +19,32 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
-from grader.engine import LAST_RUN, SandboxedExecute
-from grader.judge import JudgeVerdicts
+from grader.engine import Sandbox, apply_run, folder_files
+from grader.judge import Verdict, autograded_tests, judge_tests
 from grader.nbgrader_steps import AFTER_RUN, SANITIZE
+from grader.reference import ReferenceServer, probes_file
+
+
+@dataclass
+class Workers:
+    """The warm processes one grading process keeps: the sandbox and the reference server."""
+
+    sandbox: Sandbox
+    references: ReferenceServer
+
+    def stop(self) -> None:
+        """Stop both."""
+        self.sandbox.stop()
+        self.references.stop()
 
 
 def autograde_submission(
-    coursedir, config, lesson: str, student: str, references: dict | None
+    coursedir, config, lesson: str, student: str, workers: Workers
 ) -> tuple[str, str]:
     """Grade `student`'s `lesson` into autograded/ and the gradebook; return (outcome, detail).
 
-    `references` are the solution's observations (`grader.reference`) that the test cells'
-    verdicts are judged against; a test without them keeps the verdict of its own run.
+    The submission's probes draw their inputs from a seed chosen here for it alone, and the
+    reference server gives the solution's observations for the same seed.
     """
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
@@ -50,21 +67,35 @@ def autograde_submission(
         },
         "metadata": {"path": str(target)},
         "unique_key": lesson,
-        "grader_references": references,
     }
-    for step in [*SANITIZE, SandboxedExecute, JudgeVerdicts, *AFTER_RUN]:
+    for step in SANITIZE:
         nb, resources = step(config=config)(nb, resources)
-    _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config)
+    seed = secrets.randbelow(2**63)
+    has_probes = probes_file(lesson).is_file()
+    references = workers.references.observe(lesson, seed) if has_probes else {}
+    at = {str(i): gid for i, gid in autograded_tests(nb).items() if gid in references}
+    probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at} if at else None
+    cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    report = workers.sandbox.run(cells, folder_files(target, path.name), probes)
+    apply_run(nb, report)
+    for step in AFTER_RUN:
+        nb, resources = step(config=config)(nb, resources)
+    verdicts = judge_tests(nb, references, report.probes)
+    _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config, verdicts)
     nbformat.write(nb, path)
-    unjudged = resources.get("unjudged_tests")
-    notes = [LAST_RUN.get("detail", "")]
+    unjudged = sorted(gid for gid, v in verdicts.items() if gid not in references)
+    notes = [report.detail]
     if unjudged:
-        notes.append(f"judged inside the submission, no probe: {', '.join(unjudged)}")
-    return LAST_RUN.get("outcome", "graded"), "; ".join(filter(None, notes))
+        notes.append(f"no probe, scored 0: {', '.join(unjudged)}")
+    return report.outcome, "; ".join(filter(None, notes))
 
 
-def _save_grades(db_url, nb, lesson, student, timestamp, config) -> None:
-    """nbgrader's SaveAutoGrades and AssignLatePenalties, in a single transaction."""
+def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict) -> None:
+    """nbgrader's SaveAutoGrades and AssignLatePenalties, in a single transaction.
+
+    Test cells get the judge's score (`verdicts`); other graded cells are scored as nbgrader
+    scores them (an unchanged answer cell gets 0, a manually graded one waits for the grader).
+    """
     with Gradebook(db_url) as gb:
         gb.update_or_create_student(student)
         extra = {"timestamp": timestamp} if timestamp else {}
@@ -76,7 +107,8 @@ def _save_grades(db_url, nb, lesson, student, timestamp, config) -> None:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if utils.is_grade(cell) and grade_id in grades:
                 grade = grades[grade_id]
-                grade.auto_score, _ = utils.determine_grade(cell)
+                judged: Verdict | None = verdicts.get(grade_id)
+                grade.auto_score = judged.points if judged else utils.determine_grade(cell)[0]
                 grade.needs_manual_grade = (
                     grade.manual_score is not None or grade.auto_score is None
                 )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from grader import outcomes, reference, submission_check
+from grader import outcomes, submission_check
 from grader.course import nbgrader_api, nbgrader_config
 from grader.db import share_engines_with_nbgrader
 from grader.nbgrader_steps import SANITIZE
@@ -71,9 +71,28 @@ def _zero(api, lesson: str, student: str) -> None:
         gb.db.commit()
 
 
+_WORKERS: dict[int, object] = {}  # this process's warm sandbox and reference server, by pid
+
+
+def _workers(limits: Limits):
+    """This process's warm processes, started with `limits` (restarted if they differ)."""
+    from grader.engine import Sandbox
+    from grader.fast_autograde import Workers
+    from grader.reference import ReferenceServer
+
+    workers = _WORKERS.get(os.getpid())
+    if workers is None or workers.sandbox.limits != limits:
+        if workers is not None:
+            workers.sandbox.stop()
+        references = workers.references if workers else ReferenceServer()
+        workers = _WORKERS[os.getpid()] = Workers(Sandbox(limits), references)
+        atexit.register(workers.stop)
+    return workers
+
+
 def grade_one(task: tuple) -> tuple[str, str, str]:
     """Grade one submission; return (student, outcome, detail). Never raises."""
-    course_dir, lesson, student, engine, limits, references = task
+    course_dir, lesson, student, engine, limits = task
     share_engines_with_nbgrader()
     folder = Path(course_dir) / "submitted" / student / lesson
     api = nbgrader_api(_config(course_dir, limits))
@@ -83,7 +102,7 @@ def grade_one(task: tuple) -> tuple[str, str, str]:
         outcome, detail = found
         _zero(api, lesson, student)
     else:
-        outcome, detail = _run(api, lesson, student, engine, references)
+        outcome, detail = _run(api, lesson, student, engine, limits)
         notes = [detail]
         extra = submission_check.extra_notebooks(folder, lesson)
         if extra:
@@ -98,13 +117,13 @@ def grade_one(task: tuple) -> tuple[str, str, str]:
     return student, outcome, detail
 
 
-def _run(api, lesson: str, student: str, engine: str, references) -> tuple[str, str]:
+def _run(api, lesson: str, student: str, engine: str, limits: Limits) -> tuple[str, str]:
     if engine == "fast":
         from grader.fast_autograde import autograde_submission
 
         try:
             outcome, detail = autograde_submission(
-                api.coursedir, api.config, lesson, student, references
+                api.coursedir, api.config, lesson, student, _workers(limits)
             )
         except Exception as error:  # recorded as the outcome: one submission never stops a class
             _zero(api, lesson, student)
@@ -146,8 +165,7 @@ def autograde(
         or recorded.get((lesson, s), ("", "", ""))[2]
         != fingerprint(Path(course_dir) / "submitted" / s / lesson)
     ]
-    references = reference.references(lesson) if engine == "fast" and todo else None
-    tasks = [(Path(course_dir), lesson, s, engine, limits, references) for s in todo]
+    tasks = [(Path(course_dir), lesson, s, engine, limits) for s in todo]
     jobs = max(1, jobs or os.cpu_count() or 1)
     bar = tqdm(total=len(tasks), desc=lesson, unit="nb", disable=not progress, file=sys.stderr)
     with bar:

@@ -1,24 +1,42 @@
 """The verdict on each test cell, decided in the grading process from data alone.
 
-The submission's process reports what its probes observed (`grader.probing`); a clean process
-reports what the solution gives on the same inputs (`grader.reference`). A test cell keeps its
-points only if it passed in the submission's run and the two reports agree. Whatever the
+The submission's process reports what its probes observed (`grader.probing`); the reference
+server reports what the solution gives on the same inputs (`grader.reference`). A test cell
+keeps its points only if it passed in the submission's run and the two reports agree, and the
+score is written from here, not read back from outputs the submission could shape. Whatever the
 submission patches in its own process, it cannot reach this comparison, nor the reference.
 """
 
 import json
 import math
+from dataclasses import dataclass
 
-from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from nbgrader import utils
-from traitlets import Bool
 
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """One test cell's score, and why it earned nothing when it did."""
+
+    points: float
+    problem: str | None = None
+
+
 def verdict(reference: list, reported) -> str | None:
-    """None when the reported observations match the reference's; otherwise what differs."""
+    """None when the reported observations match the reference's; otherwise what differs.
+
+    `reported` is whatever the submission sent: any JSON value gets an answer, never an error.
+    """
+    try:
+        return _compare(reference, reported)
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return "the report could not be read"
+
+
+def _compare(reference: list, reported) -> str | None:
     if not isinstance(reported, list):
         return "no observations came back from the submission"
     for position, (label, wanted, rule) in enumerate(reference):
@@ -49,7 +67,12 @@ def _same(wanted, got, rtol: float, atol: float) -> bool:
     if isinstance(wanted, int):
         return type(got) is int and got == wanted
     if isinstance(wanted, float):
-        return type(got) in (int, float) and math.isclose(got, wanted, rel_tol=rtol, abs_tol=atol)
+        if type(got) not in (int, float):
+            return False
+        try:
+            return math.isclose(float(got), wanted, rel_tol=rtol, abs_tol=atol)
+        except OverflowError:  # a whole number too large for a float is not close to one
+            return False
     if isinstance(wanted, list):
         return (
             isinstance(got, list)
@@ -65,46 +88,53 @@ def _same(wanted, got, rtol: float, atol: float) -> bool:
 
 
 def _show(value, quoted: bool = True) -> str:
-    text = json.dumps(value) if quoted else str(value)
+    try:
+        text = json.dumps(value) if quoted else str(value)
+    except ValueError:
+        text = "a value too large to show"
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _is_test(cell) -> bool:
+def is_test(cell) -> bool:
+    """Whether a cell is an autograded test cell (graded, code, not an answer)."""
     return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
 
 
 def autograded_tests(nb) -> dict[int, str]:
     """The autograded test cells of a notebook: index -> grade id."""
-    return {i: c.metadata.nbgrader["grade_id"] for i, c in enumerate(nb.cells) if _is_test(c)}
+    return {i: c.metadata.nbgrader["grade_id"] for i, c in enumerate(nb.cells) if is_test(c)}
 
 
-class JudgeVerdicts(Preprocessor):
-    """After the run: a test cell whose observations differ from the reference's fails.
+def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Verdict]:
+    """Score every test cell from the probes' observations, and make its outputs say so.
 
-    Reads `resources["grader_references"]` (from `grader.reference`) and
-    `resources["probe_reports"]` (from the sandbox); the failure is an error output, so
-    nbgrader scores the cell 0 and the feedback says why.
+    A test earns its points only if its cell ran without an error (or stderr) and what the
+    probe observed in the submission matches the reference. The cell's outputs are set so that
+    they agree with the score: a result the submission made the cell return is shown as a plain
+    display (nbgrader would read it as partial credit), and a failure the cell does not show
+    itself is added as the judge's explanation.
     """
-
-    enabled = Bool(True).tag(config=True)
-
-    def preprocess(self, nb, resources):
-        """Add a failure to every test cell that passed in the submission but not here."""
-        references = (resources.get("grader_references") or {}).get("observations", {})
-        reports = resources.get("probe_reports") or {}
-        unjudged = []
-        for index, grade_id in autograded_tests(nb).items():
-            cell = nb.cells[index]
-            if grade_id not in references:
-                unjudged.append(grade_id)
-                continue
-            if any(out.output_type == "error" for out in cell.outputs):
-                continue
+    verdicts = {}
+    for index, grade_id in autograded_tests(nb).items():
+        cell = nb.cells[index]
+        for out in cell.outputs:
+            if out.output_type == "execute_result":
+                out.output_type = "display_data"
+                del out["execution_count"]
+        inside, max_points = utils.determine_grade(cell)
+        if grade_id not in references:
+            problem = "this test has no probe, so it cannot be judged (the instructor must add one)"
+        elif inside != max_points:
+            verdicts[grade_id] = Verdict(0.0, "the test cell failed")
+            continue
+        else:
             problem = verdict(references[grade_id], reports.get(grade_id))
-            if problem is not None:
-                cell.outputs.append(_failure(problem))
-        resources["unjudged_tests"] = unjudged
-        return nb, resources
+        if problem is None:
+            verdicts[grade_id] = Verdict(max_points)
+        else:
+            verdicts[grade_id] = Verdict(0.0, problem)
+            cell.outputs.append(_failure(problem))
+    return verdicts
 
 
 def _failure(problem: str):

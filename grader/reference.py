@@ -1,24 +1,25 @@
-"""The reference observations: a lesson's probes run against its solution, in a clean process.
+"""The reference observations: a lesson's probes run against its solution, outside the sandbox.
 
-The grading process draws one seed at start and asks a fresh interpreter (no submission's code
-has ever run in it) to run the solution notebook with the lesson's probes after their test cells.
-The judge compares each submission's observations with these. Run as a program:
-`python -m grader.reference NOTEBOOK PROBES SEED OUTPUT` writes the observations as JSON.
+Every submission is probed on inputs drawn from a seed of its own, so each needs the solution's
+observations for that seed. A reference server (`python -m grader.reference`), started by the
+grading process, imports torch once. For each lesson it forks a lesson process that runs the
+solution's cells up to the first exercise (the lesson itself, figures and all); for each seed,
+the lesson process forks again, runs the exercises with each test cell's probe in its place, and
+answers. No submission's code or data ever reaches these processes: they get a lesson id and a
+seed, and run instructor code only.
 """
 
-import hashlib
-import json
 import os
-import secrets
+import select
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from grader import wire
 from grader.course import SOLUTIONS, solution_notebook
 
-SEED = secrets.randbelow(2**31)
-_CACHE: dict[tuple, dict] = {}
+ANSWER_LIMIT = 64 * 1024**2
 
 
 class ReferenceRunError(RuntimeError):
@@ -30,83 +31,164 @@ def probes_file(lesson: str) -> Path:
     return SOLUTIONS / lesson / "probes.py"
 
 
-def references(lesson: str) -> dict | None:
-    """{"seed", "source", "observations": {grade id: [...]}} for `lesson`; None without probes."""
-    probes = probes_file(lesson)
-    if not probes.is_file():
-        return None
-    notebook = solution_notebook(lesson)
-    key = (lesson, hashlib.sha256(notebook.read_bytes() + probes.read_bytes()).hexdigest())
-    if key not in _CACHE:
-        _CACHE[key] = {
-            "seed": SEED,
-            "source": probes.read_text(),
-            "observations": observe_in_clean_process(notebook, probes, SEED),
-        }
-    return _CACHE[key]
+class ReferenceServer:
+    """The grading process's handle on its warm reference server."""
+
+    def __init__(self):
+        self.process: subprocess.Popen | None = None
+
+    def observe(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
+        """The solution's observations for every test of `lesson`, on inputs drawn from `seed`."""
+        if self.process is None or self.process.poll() is not None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "grader.reference"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "OMP_NUM_THREADS": "1", "MPLCONFIGDIR": tempfile.gettempdir()},
+            )
+        try:
+            wire.send(self.process.stdin.fileno(), "observe", lesson=lesson, seed=seed)
+            ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+            if not ready:
+                raise TimeoutError(f"no answer in {timeout:.0f} s")
+            answer = wire.receive(self.process.stdout.fileno(), ANSWER_LIMIT)
+        except (wire.WireError, OSError, TimeoutError) as error:
+            self.stop()
+            raise ReferenceRunError(f"the reference server stopped: {error}") from None
+        if answer["kind"] != "observations":
+            raise ReferenceRunError(f"the probes of {lesson} failed: {answer.get('reason')}")
+        return answer["observations"]
+
+    def stop(self) -> None:
+        """Stop the server and its lesson processes."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
 
 
-def observe_in_clean_process(notebook: Path, probes: Path, seed: int) -> dict[str, list]:
-    """Run `notebook` with `probes` in a new interpreter; return each test's observations."""
-    with tempfile.TemporaryDirectory() as scratch:
-        output = Path(scratch) / "observations.json"
-        done = subprocess.run(
-            [sys.executable, "-m", "grader.reference", notebook, probes, str(seed), output],
-            cwd=notebook.parent,
-            env={**os.environ, "OMP_NUM_THREADS": "1", "MPLCONFIGDIR": scratch},
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            said = done.stderr.strip().splitlines()[-1:] or ["no message"]
-            raise ReferenceRunError(f"the probes of {notebook.name} failed: {said[0]}")
-        return json.loads(output.read_text())
+def _split(nb) -> tuple[list, list]:
+    """The lesson's code cells before the first exercise, and the exercises from there on."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    first = next(
+        (i for i, c in enumerate(code) if c.metadata.get("nbgrader", {}).get("grade_id")),
+        len(code),
+    )
+    return code[:first], code[first:]
 
 
-def observe_notebook(notebook: Path, probes: dict, seed: int) -> dict[str, list]:
-    """In this process: run the notebook's code cells, each test cell's probe after it."""
-    import nbformat
-    import torch
-
-    from grader.cell_runner import CellRunner
-    from grader.judge import autograded_tests
+def _observe_exercises(runner, cells: list, probes: dict, seed: int) -> dict[str, list]:
+    """Run the exercises; in place of each test cell, its probe on inputs drawn from `seed`."""
+    from grader.judge import is_test
     from grader.probing import run_probe
 
-    torch.set_num_threads(1)
-    nb = nbformat.read(notebook, as_version=4)
-    tests, runner = autograded_tests(nb), CellRunner()
-    runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
     observations = {}
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        grade_id = tests.get(index)
-        if grade_id is None:  # the test cells' own checks are not needed for the probes
+    for cell in cells:
+        if not is_test(cell):
             runner.run(cell.source)
-        elif grade_id in probes:
+        elif cell.metadata.nbgrader["grade_id"] in probes:
+            grade_id = cell.metadata.nbgrader["grade_id"]
             observations[grade_id] = run_probe(probes, grade_id, runner.shell.user_ns, seed)
     return observations
 
 
-def main(argv: list[str]) -> int:
-    """Write the solution's observations; fail if a probe fails on the solution."""
-    from grader.probing import load_probes
-
-    notebook, seed, output = Path(argv[0]), int(argv[2]), Path(argv[3])
-    probes = load_probes(Path(argv[1]).read_text())
-    observations = observe_notebook(notebook, probes, seed)
-    missing = [name for name in probes if name not in observations]
+def _problems(observations: dict, probes: dict) -> str | None:
+    missing = sorted(name for name in probes if name not in observations)
     if missing:
-        print(f"no test cell for the probes {missing}", file=sys.stderr)
-        return 1
+        return f"no test cell for the probes {missing}"
     for grade_id, items in observations.items():
         if items and items[-1][0] == "error":
-            print(f"{grade_id} fails on the solution: {items[-1][1]}", file=sys.stderr)
-            return 1
-    output.write_text(json.dumps(observations))
-    return 0
+            return f"{grade_id} fails on the solution: {items[-1][1]}"
+    return None
+
+
+def _answer_one(runner, rest: list, probes: dict, seed: int, out: int) -> None:
+    """Fork, observe the exercises for `seed` in the fork, and send the answer on `out`."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        observations = _observe_exercises(runner, rest, probes, seed)
+        problem = _problems(observations, probes)
+        if problem:
+            wire.send(write_end, "failed", reason=problem)
+        else:
+            wire.send(write_end, "observations", observations=observations)
+        os._exit(0)
+    os.close(write_end)
+    try:
+        answer = wire.receive(read_end, ANSWER_LIMIT)
+        wire.send(out, answer.pop("kind"), **answer)
+    except wire.WireError:
+        wire.send(out, "failed", reason="the reference run stopped")
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+
+
+def _lesson_process(lesson: str) -> tuple[int, int, int]:
+    """Fork a process that has run `lesson` up to its exercises; (pid, to it, from it)."""
+    import nbformat
+
+    from grader.cell_runner import CellRunner
+    from grader.probing import load_probes
+
+    to_read, to_write = os.pipe()
+    from_read, from_write = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(to_read)
+        os.close(from_write)
+        return pid, to_write, from_read
+    os.close(to_write)
+    os.close(from_read)
+    notebook = solution_notebook(lesson)
+    os.chdir(notebook.parent)
+    probes = load_probes(probes_file(lesson).read_text())
+    prefix, rest = _split(nbformat.read(notebook, as_version=4))
+    runner = CellRunner()
+    runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
+    for cell in prefix:
+        runner.run(cell.source)
+    while True:
+        try:
+            request = wire.receive(to_read, 1024)
+        except wire.WireError:
+            os._exit(0)
+        _answer_one(runner, rest, probes, request["seed"], from_write)
+
+
+def serve() -> None:
+    """Answer "observe" requests on stdin until it closes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import torch
+
+    torch.set_num_threads(1)
+    stdin, stdout = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    lessons: dict[str, tuple[int, int, int]] = {}
+    while True:
+        try:
+            request = wire.receive(stdin, 1 << 16)
+        except wire.WireError:
+            return
+        lesson, seed = request.get("lesson"), request.get("seed")
+        if not solution_notebook(str(lesson)).is_file() or type(seed) is not int:
+            wire.send(stdout, "failed", reason=f"no such lesson or seed: {lesson!r} {seed!r}")
+            continue
+        if lesson not in lessons:
+            lessons[lesson] = _lesson_process(lesson)
+        _, to_lesson, from_lesson = lessons[lesson]
+        try:
+            wire.send(to_lesson, "seed", seed=seed)
+            answer = wire.receive(from_lesson, ANSWER_LIMIT)
+        except (wire.WireError, OSError):
+            del lessons[lesson]
+            answer = {"kind": "failed", "reason": "the lesson's reference process stopped"}
+        wire.send(stdout, answer.pop("kind"), **answer)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    serve()

@@ -1,12 +1,13 @@
 """The sandbox student code runs in: which protections this machine gives, and how to start it.
 
-Student code runs in a warm process (see `grader.zygote`) started inside bubblewrap: no network,
-its own process and IPC namespaces, and a filesystem that holds only the system, the Python
-environment and the `grader` package (read-only) plus an empty /tmp. The course folder, the
-solutions, the gradebook and other students' work are not in it. When the grader runs as root,
-the sandbox is entered as an unprivileged user, so that the process limit binds. Each
-submission then runs in a fork with resource limits (memory, processes, CPU time, file size)
-and wall-clock limits per cell and per notebook.
+Student code runs in forks of a template process (see `grader.zygote`) started inside
+bubblewrap: no network, its own process and IPC namespaces, and a filesystem that holds only the
+system, the Python environment and the `grader` package (read-only) plus an empty /tmp. The
+course folder, the solutions, the gradebook and other students' work are not in it. When the
+grader runs as root, each submission also gets a fresh /tmp, /dev/shm and IPC namespace, a memory
+cgroup, and a user of its sandbox's own, so that the process limit binds. Each submission runs
+with resource limits (memory, processes, CPU time, file size) and wall-clock limits per cell and
+per notebook.
 """
 
 import os
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
+from grader import memory_cgroup
 
-SANDBOX_UID = 65534  # nobody: owns no file of the course
+SANDBOX_UID_BASE = 1_000_000_000  # + the grading process's pid: a user that owns nothing
 
 
 @dataclass(frozen=True)
@@ -39,15 +41,24 @@ class Protections:
 
     namespaces: bool
     unprivileged: bool
+    per_submission: bool = False
+    memory_cgroup: bool = False
     missing: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         """One line for the instructor: active protections, then missing ones."""
-        active = ["time limits", "memory limit", "process limit", "file size limit"]
+        active = ["time limits", "process limit", "file size limit"]
+        active.append(
+            "memory limit over all of a submission's processes and shared memory (cgroup)"
+            if self.memory_cgroup
+            else "memory limit per process"
+        )
         if self.namespaces:
             active += ["no network", "private filesystem view", "own process namespace"]
+        if self.per_submission:
+            active.append("fresh /tmp, /dev/shm and IPC namespace for each submission")
         if self.unprivileged:
-            active.append("unprivileged user")
+            active.append("unprivileged user of its own")
         text = "sandbox: " + ", ".join(active)
         return text + (f"; missing: {'; '.join(self.missing)}" if self.missing else "")
 
@@ -77,18 +88,23 @@ def len_of(path: Path) -> int:
 
 
 def _bwrap_command(as_root: bool) -> list[str]:
-    """bwrap, then (for root) setpriv inside it, so student code never runs as root."""
+    """bwrap with the namespaces and, for root, the few capabilities the template needs.
+
+    As root no user namespace is needed to build the view; the template keeps only what it
+    takes to give each submission its own mounts and user (`grader.zygote`), and each submission
+    drops to a user of its own, so that the process limit binds (it never binds root).
+    """
     if as_root:
-        # root needs no user namespace to build the view; it drops to SANDBOX_UID inside it,
-        # so that the process limit binds (it never binds root).
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
-        uid = str(SANDBOX_UID)
-        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        caps = ["--cap-drop", "ALL"]
+        for cap in ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"):
+            caps += ["--cap-add", cap]
     else:
-        namespaces, drop = ["--unshare-all"], []
+        namespaces, caps = ["--unshare-all"], []
     return [
         "bwrap",
         *namespaces,
+        *caps,
         "--die-with-parent",
         "--new-session",
         "--proc",
@@ -116,8 +132,11 @@ def _bwrap_command(as_root: bool) -> list[str]:
         "MPLCONFIGDIR",
         "/tmp/matplotlib",
         "--",
-        *drop,
     ]
+
+
+# Run inside the sandbox by `probe`: can a submission get mount and IPC namespaces of its own?
+_UNSHARE_TRIAL = "import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x08020000) != 0)"
 
 
 def probe() -> tuple[Protections, list[str]]:
@@ -126,16 +145,28 @@ def probe() -> tuple[Protections, list[str]]:
     missing = []
     if shutil.which("bwrap") is None:
         missing.append("bubblewrap is not installed (apt-get install bubblewrap)")
-    elif as_root and shutil.which("setpriv") is None:
-        missing.append("setpriv is not installed, so root cannot drop its privileges")
     else:
         command = _bwrap_command(as_root)
-        trial = subprocess.run([*command, sys.executable, "-c", "pass"], capture_output=True)
-        if trial.returncode == 0:
-            return Protections(namespaces=True, unprivileged=True), command
+        trial = [*command, sys.executable, "-c", _UNSHARE_TRIAL]
+        trial = subprocess.run(trial, capture_output=True)
+        if trial.returncode == 0 and as_root:
+            group, why_not = memory_cgroup.create(f"grader-probe-{os.getpid()}")
+            if group is not None:
+                group.remove()
+                return Protections(True, True, True, memory_cgroup=True), command
+            missing = [f"no memory cgroup ({why_not}): memory is limited per process"]
+            return Protections(True, True, True, missing=missing), command
+        if trial.returncode in (0, 1):
+            return Protections(True, False, missing=[_NOT_ROOT]), command
         reason = trial.stderr.decode(errors="replace").strip().splitlines()[-1:]
         missing.append(f"bubblewrap cannot create namespaces here ({' '.join(reason)})")
     missing.append("network, filesystem and process isolation are OFF")
     if as_root:
         missing.append("student code runs as root: the process limit does not bind")
     return Protections(namespaces=False, unprivileged=not as_root, missing=missing), []
+
+
+_NOT_ROOT = (
+    "not run as root, so submissions share the sandbox's user, /tmp and IPC namespace"
+    " (/tmp and /dev/shm are emptied between submissions instead)"
+)

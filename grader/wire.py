@@ -1,23 +1,32 @@
-"""Length-prefixed JSON messages between the grading process and the sandbox.
+"""Length-prefixed JSON messages between the grading process and the sandbox, each with a kind.
 
-Only JSON crosses: nothing the sandbox sends is ever unpickled or executed by the grader.
+Only JSON crosses: nothing the sandbox sends is ever unpickled or executed by the grader. What
+comes from the sandbox is untrusted, so every message is checked for size and nesting depth
+before anyone walks it, and a frame that breaks a rule ends the conversation with a WireError.
 """
 
 import json
 import os
+import socket
 import struct
 
 HEADER = struct.Struct(">I")
+MAX_DEPTH = 64
 
 
 class WireError(RuntimeError):
     """The other side closed the channel or sent something that is not a message."""
 
 
-def send(fd: int, message: dict) -> None:
+def encode(kind: str, **fields) -> bytes:
+    """One framed message: `{"kind": kind, **fields}` with its length in front."""
+    data = json.dumps({"kind": kind, **fields}).encode()
+    return HEADER.pack(len(data)) + data
+
+
+def send(fd: int, kind: str, **fields) -> None:
     """Write one message to a file descriptor."""
-    data = json.dumps(message).encode()
-    _write_all(fd, HEADER.pack(len(data)) + data)
+    write_all(fd, encode(kind, **fields))
 
 
 def receive(fd: int, limit: int) -> dict:
@@ -25,16 +34,80 @@ def receive(fd: int, limit: int) -> dict:
     (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))
     if size > limit:
         raise WireError(f"message of {size} bytes is over the {limit}-byte limit")
+    return decode(_read_exactly(fd, size))
+
+
+def decode(body: bytes) -> dict:
+    """A message from its JSON body: an object with a string kind, nested at most MAX_DEPTH."""
     try:
-        message = json.loads(_read_exactly(fd, size))
-    except ValueError as error:
-        raise WireError(f"not a JSON message: {error}") from None
-    if not isinstance(message, dict):
-        raise WireError("a message must be a JSON object")
+        message = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"not a JSON message: {type(error).__name__}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
+        raise WireError("a message must be a JSON object with a kind")
+    if depth(message) > MAX_DEPTH:
+        raise WireError(f"a message nested deeper than {MAX_DEPTH} levels")
     return message
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def depth(value) -> int:
+    """How deeply lists and objects nest in a decoded JSON value, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+class Frames:
+    """Incremental reader of messages from a non-blocking descriptor, with a total byte budget."""
+
+    def __init__(self, fd: int, budget: int):
+        self.fd, self.budget, self.buffer, self.total = fd, budget, b"", 0
+
+    def read(self) -> list[dict] | None:
+        """The complete messages available now; None once the other side has closed."""
+        chunk = os.read(self.fd, 1 << 20)
+        if not chunk:
+            return None
+        self.total += len(chunk)
+        if self.total > self.budget:
+            raise WireError(f"over the {self.budget}-byte output budget")
+        self.buffer += chunk
+        messages = []
+        while len(self.buffer) >= HEADER.size:
+            (size,) = HEADER.unpack(self.buffer[: HEADER.size])
+            if len(self.buffer) < HEADER.size + size:
+                break
+            body = self.buffer[HEADER.size : HEADER.size + size]
+            self.buffer = self.buffer[HEADER.size + size :]
+            messages.append(decode(body))
+        return messages
+
+
+def send_fds(sock: socket.socket, kind: str, fds: list[int], **fields) -> None:
+    """Send one small message with file descriptors attached (SCM_RIGHTS)."""
+    socket.send_fds(sock, [encode(kind, **fields)], fds)
+
+
+def receive_fds(sock: socket.socket, limit: int = 1 << 16) -> tuple[dict, list[int]]:
+    """Receive one small message and the descriptors sent with it."""
+    data, fds, _, _ = socket.recv_fds(sock, limit, 4)
+    if len(data) < HEADER.size:
+        raise WireError("the channel closed")
+    (size,) = HEADER.unpack(data[: HEADER.size])
+    if size != len(data) - HEADER.size:
+        raise WireError("a control message must come in one piece")
+    return decode(data[HEADER.size :]), fds
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data`, however many writes it takes."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

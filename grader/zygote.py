@@ -1,19 +1,27 @@
-"""The warm process inside the sandbox: imports torch once, then runs each submission in a fork.
+"""The template process inside the sandbox: imports torch once, then only forks.
 
-Started by the grading process (`python -m grader.zygote`), it reads requests on stdin and
-answers on stdout (see `grader.wire`). For each request it writes the submission's files into a
-fresh folder, forks a child that sets resource limits and runs the cells, watches the child's
-wall-clock time and output, and afterwards kills every process the submission left behind.
+Started by the grading process (`python -m grader.zygote`), it warms itself with the released
+lessons' own cells (instructor code, never a submission's, read from its stdin), then waits on a
+control socket. For
+each submission the grading process hands it two fresh pipes; the template forks a child, gives
+it the pipes and closes its own copies: it never reads a request, a cell or a report, so no
+submission's data is ever in the memory the next submission's process is forked from. The child
+reads its request and reports its cells straight to the grading process. When told to clean, the
+template kills every process the submission started.
+
+The child isolates itself before it runs anything of the submission: as root it enters the
+memory cgroup it is given, unshares a mount and an IPC namespace, mounts a fresh /tmp and
+/dev/shm, and drops to the sandbox's own user; then it sets its resource limits.
 """
 
 import contextlib
 import ctypes
-import json
 import os
 import resource
 import select
 import shutil
 import signal
+import socket
 import sys
 import time
 
@@ -21,6 +29,12 @@ from grader import probing, wire
 
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
+SCRATCH = ("/tmp", "/dev/shm")
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _warm():
@@ -60,6 +74,63 @@ def _warm_with(runner, sources: list[str]) -> None:
     runner.shell.execution_count = 1
 
 
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+def _mount(source, target, fstype, flags, options=None) -> None:
+    enc = lambda s: s.encode() if isinstance(s, str) else s  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(options)), target)
+
+
+def _binds_under(folder: str) -> list[str]:
+    """The outermost mount points below `folder`: the checkout's binds when it lives in /tmp."""
+    points = []
+    with open("/proc/self/mountinfo") as table:
+        for line in table:
+            point = line.split()[4]
+            if point.startswith(folder + "/"):
+                points.append(point)
+    return [p for p in points if not any(p.startswith(q + "/") for q in points if q != p)]
+
+
+def _fresh_scratch(size: int) -> None:
+    """Our own mount and IPC namespaces, with a new, empty /tmp and /dev/shm.
+
+    A new tmpfs is staged on /dev/shm, the binds that live under /tmp are bound into it, and it
+    is moved over /tmp; then /dev/shm gets a tmpfs of its own.
+    """
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    options = f"size={size},mode=1777"
+    binds = _binds_under("/tmp")
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for point in binds:
+        staged = "/dev/shm" + point[len("/tmp") :]
+        os.makedirs(staged, exist_ok=True)
+        _mount(point, staged, None, MS_BIND | MS_REC)
+    _mount("/dev/shm", "/tmp", None, MS_MOVE)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, options)
+
+
+def _drop_privileges(uid: int) -> None:
+    """Become the sandbox's own user, with no capability left and none to regain."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _limit(limits: dict) -> None:
+    address_space = _own_memory() + limits["memory_bytes"]
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+    cpu = int(limits["notebook_seconds"]) + 5
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def _own_memory() -> int:
     with open("/proc/self/status") as status:
         for line in status:
@@ -68,208 +139,16 @@ def _own_memory() -> int:
     return 0
 
 
-def _run_child(runner, request: dict, channel: int) -> None:
-    """In the fork: limit ourselves, then run every code cell, reporting each one."""
-    limits = request["limits"]
-    os.setsid()
-    address_space = _own_memory() + limits["memory_bytes"]
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
-    cpu = int(limits["notebook_seconds"]) + 5
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.chdir(WORK)
-    runner.output_limit = limits["output_bytes"]
-    probes = request.get("probes") or {"at": {}}
-    loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
-    for index, source in request["cells"]:
-        wire.send(channel, {"start": index})
-        outputs, count, _ = runner.run(source)
-        message = {"cell": index, "outputs": outputs, "execution_count": count}
-        wire.send(channel, {**message, "truncated": runner.outputs.truncated})
-        grade_id = probes["at"].get(str(index))
-        if grade_id in loaded:
-            seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
-            wire.send(channel, {"probe": grade_id, "observations": seen})
-    wire.send(channel, {"finished": True})
-
-
-class _Frames:
-    """Incremental reader of wire frames from a non-blocking pipe."""
-
-    def __init__(self, fd: int, limit: int):
-        self.fd, self.limit, self.buffer, self.total = fd, limit, b"", 0
-
-    def read(self) -> list[dict] | None:
-        """The complete messages available now; None once the pipe is closed."""
-        chunk = os.read(self.fd, 1 << 20)
-        if not chunk:
-            return None
-        self.total += len(chunk)
-        if self.total > self.limit:
-            raise wire.WireError("over the output limit")
-        self.buffer += chunk
-        messages = []
-        while len(self.buffer) >= wire.HEADER.size:
-            (size,) = wire.HEADER.unpack(self.buffer[: wire.HEADER.size])
-            if len(self.buffer) < wire.HEADER.size + size:
-                break
-            body = self.buffer[wire.HEADER.size : wire.HEADER.size + size]
-            self.buffer = self.buffer[wire.HEADER.size + size :]
-            message = json.loads(body)
-            if not isinstance(message, dict):
-                raise wire.WireError("not a message")
-            messages.append(message)
-        return messages
-
-
-def _watch(pid: int, channel: int, limits: dict) -> dict:
-    """Collect the child's cells while enforcing the time and output limits."""
-    cells, probes, outcome, detail, current = {}, {}, "graded", "", None
-    frames = _Frames(channel, limits["output_bytes"] * 4 + 1_000_000)
-    started = cell_started = time.monotonic()
-    finished = False
-    while True:
-        now = time.monotonic()
-        deadline = min(started + limits["notebook_seconds"], cell_started + limits["cell_seconds"])
-        if now >= deadline:
-            which = "notebook" if deadline == started + limits["notebook_seconds"] else "cell"
-            outcome = "timed out"
-            detail = f"the {which} time limit was reached in cell {current}"
-            break
-        ready, _, _ = select.select([channel], [], [], deadline - now)
-        if not ready:
-            continue
-        try:
-            messages = frames.read()
-        except (wire.WireError, ValueError) as error:
-            outcome, detail = "output limit", f"the submission wrote too much output ({error})"
-            break
-        if messages is None:
-            break
-        for message in messages:
-            if "start" in message:
-                current, cell_started = message["start"], time.monotonic()
-            elif "cell" in message:
-                cells[str(message["cell"])] = {
-                    "outputs": message.get("outputs", []),
-                    "execution_count": message.get("execution_count"),
-                }
-            elif "probe" in message:
-                probes[str(message["probe"])] = message.get("observations")
-            elif message.get("finished"):
-                finished = True
-            if message.get("truncated"):
-                outcome = "output limit"
-                detail = f"output over {limits['output_bytes']} bytes was cut in cell {current}"
-        if finished:  # processes the submission left may still hold the pipe open
-            break
-    os.killpg(pid, signal.SIGKILL) if _alive(pid) else None
-    _, status = os.waitpid(pid, 0)
-    if outcome in ("graded", "output limit") and not finished:
-        outcome, detail = "kernel died", _death(status, current)
-    if outcome == "graded" and _ran_out_of_memory(cells):
-        outcome, detail = "memory limit", "a cell ran out of memory"
-    return {"cells": cells, "probes": probes, "outcome": outcome, "detail": detail}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _death(status: int, cell) -> str:
-    if os.WIFSIGNALED(status):
-        sig = signal.Signals(os.WTERMSIG(status)).name
-        return f"the process was killed by {sig} in cell {cell}"
-    return f"the process exited with status {os.WEXITSTATUS(status)} in cell {cell}"
-
-
-def _ran_out_of_memory(cells: dict) -> bool:
-    for cell in cells.values():
-        for out in cell["outputs"]:
-            if out.get("output_type") == "error" and (
-                out.get("ename") == "MemoryError"
-                or "can't allocate memory" in out.get("evalue", "")
-            ):
-                return True
-    return False
-
-
-def _in_sandbox() -> bool:
-    """Whether we run in the sandbox's own namespaces (set by `grader.engine`)."""
-    return os.environ.get("GRADER_PID_NAMESPACE") == "1"
-
-
-def _kill_leftovers(child: int) -> None:
-    """Kill every process the submission left: in our own PID namespace, all but us and init.
-
-    Without a PID namespace only the child's session can be found (and a submission that left
-    it escapes): the sandbox's namespaces are what make this complete.
-    """
-    if not _in_sandbox() or os.getpid() > 3:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(child, signal.SIGKILL)
-        return
-    me = os.getpid()
-    for _ in range(3):
-        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
-        if not others:
-            return
-        for pid in others:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in others:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-        time.sleep(0.01)
-
-
-def _mounts_under(folder: str) -> set[str]:
-    """The mount points below `folder` (binds of a checkout under /tmp), and their parents."""
-    kept = set()
-    with open("/proc/self/mountinfo") as table:
-        for line in table:
-            point = line.split()[4]
-            while point.startswith(folder + "/"):
-                kept.add(point)
-                point = os.path.dirname(point)
-    return kept
-
-
-def _wipe_scratch() -> None:
-    """Empty the sandbox's own /tmp and /dev/shm, so nothing passes to the next submission."""
-    if not _in_sandbox():
-        return  # outside the sandbox these are the machine's own folders
-    for scratch in ("/tmp", "/dev/shm"):
-        kept = _mounts_under(scratch)
-        for folder, dirs, files in os.walk(scratch):
-            for name in files:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(folder, name))
-            for name in list(dirs):
-                path = os.path.join(folder, name)
-                if os.path.islink(path):
-                    with contextlib.suppress(OSError):
-                        os.unlink(path)
-                    dirs.remove(name)
-                elif path not in kept:
-                    shutil.rmtree(path, ignore_errors=True)
-                    dirs.remove(name)
-                elif os.path.ismount(path):
-                    dirs.remove(name)
+def _clean_import_path() -> None:
+    """No folder the submission can write to is searched for modules."""
+    sys.path[:] = [
+        p for p in sys.path if os.path.isabs(p) and not p.startswith(("/tmp", "/dev/shm"))
+    ]
+    sys.path_importer_cache.clear()
 
 
 def _prepare_folder(files: dict) -> None:
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
+    os.makedirs(WORK, exist_ok=True)
     for name, text in files.items():
         path = os.path.normpath(os.path.join(WORK, name))
         if path.startswith(WORK + os.sep):
@@ -278,49 +157,179 @@ def _prepare_folder(files: dict) -> None:
                 handle.write(bytes.fromhex(text))
 
 
-def grade(runner, request: dict, private: tuple[int, ...] = ()) -> dict:
-    """Run one submission in a limited fork and report its cells and outcome.
-
-    `private` are our own channels to the grading process: the fork closes them.
-    """
+def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_fd) -> None:
+    """In the fork: isolate, limit, then run every code cell, reporting each one."""
+    os.setsid()
+    if cgroup_fd is not None:
+        os.write(cgroup_fd, b"0")
+        os.close(cgroup_fd)
+    if settings["isolate"]:
+        _fresh_scratch(settings["scratch_bytes"])
+        _drop_privileges(settings["uid"])
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    request = wire.receive(request_fd, REQUEST_LIMIT)
+    os.close(request_fd)
+    limits = request["limits"]
+    _limit(limits)
+    _clean_import_path()
     _prepare_folder(request.get("files", {}))
-    read_end, write_end = os.pipe()
+    os.chdir(WORK)
+    runner.output_limit = limits["output_bytes"]
+    probes = request.get("probes") or {"at": {}}
+    loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
+    for index, source in request["cells"]:
+        wire.send(report_fd, "start", cell=index)
+        outputs, count, _ = runner.run(source)
+        truncated = runner.outputs.truncated
+        wire.send(report_fd, "cell", cell=index, outputs=outputs, count=count, truncated=truncated)
+        grade_id = probes["at"].get(str(index))
+        if grade_id in loaded:
+            seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
+            wire.send(report_fd, "probe", test=grade_id, observations=seen)
+    wire.send(report_fd, "finished")
+
+
+def _fork(runner, settings: dict, fds: list[int], control: socket.socket, cgroup_fd) -> int:
+    request_fd, report_fd = fds
     pid = os.fork()
     if pid == 0:
-        for fd in (read_end, *private):
-            os.close(fd)
+        code = 0
         try:
-            _run_child(runner, request, write_end)
+            control.close()
+            _submission(runner, settings, request_fd, report_fd, cgroup_fd)
+        except BaseException:  # the grading process sees the missing "finished"
+            code = 70
         finally:
-            os._exit(0)
-    os.close(write_end)
-    try:
-        return _watch(pid, read_end, request["limits"])
-    finally:
-        os.close(read_end)
-        _kill_leftovers(pid)
+            os._exit(code)
+    os.close(request_fd)
+    os.close(report_fd)
+    return pid
+
+
+def _death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"the process was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"the process exited with status {os.WEXITSTATUS(status)}"
+
+
+def _in_sandbox() -> bool:
+    """Whether we run in the sandbox's own PID namespace (set by `grader.engine`)."""
+    return os.environ.get("GRADER_PID_NAMESPACE") == "1"
+
+
+def _kill_leftovers(child: int) -> int:
+    """Kill every process the submission started; return how many were still there.
+
+    In the sandbox's PID namespace that is everything but its init and us. Without one only the
+    child's session can be found (a submission that left it escapes): the namespaces are what
+    make this complete.
+    """
+    if not _in_sandbox() or os.getpid() > 3:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child, signal.SIGKILL)
+        return 0
+    me, killed = os.getpid(), set()
+    for _ in range(200):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        if not others:
+            return len(killed)
+        for pid in others:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        time.sleep(0.005)
+    raise RuntimeError("processes of the submission could not be stopped")
+
+
+def _wipe_scratch() -> None:
+    """Without per-submission namespaces: empty the shared /tmp and /dev/shm instead."""
+    if not _in_sandbox():
+        return  # outside the sandbox these are the machine's own folders
+    for scratch in SCRATCH:
+        keep = {p for b in _binds_under(scratch) for p in [b, *_parents(b, scratch)]}
+        for folder, dirs, files in os.walk(scratch):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
+            for name in list(dirs):
+                path = os.path.join(folder, name)
+                if path in keep:
+                    if os.path.ismount(path):
+                        dirs.remove(name)
+                    continue
+                dirs.remove(name)
+                if os.path.islink(path):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+                else:
+                    shutil.rmtree(path, ignore_errors=True)
+
+
+def _parents(path: str, top: str) -> list[str]:
+    parents = []
+    while (path := os.path.dirname(path)).startswith(top + "/"):
+        parents.append(path)
+    return parents
+
+
+def _attend(control: socket.socket, child: int, settings: dict) -> None:
+    """Report the child's end when it comes; on "clean", stop everything it left."""
+    pidfd = os.pidfd_open(child)
+    status = None
+    while True:
+        ready, _, _ = select.select([control, pidfd], [], [])
+        if pidfd in ready and status is None:
+            status = os.waitpid(child, 0)[1]
+            wire.send_fds(control, "exited", [], how=_death(status))
+        if control in ready:
+            message, _ = wire.receive_fds(control)
+            if message["kind"] != "clean":
+                raise wire.WireError(f"expected clean, got {message['kind']}")
+            break
+    os.close(pidfd)
+    left = _kill_leftovers(child)
+    if status is None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(child, 0)
+    if not settings["isolate"]:
         _wipe_scratch()
+    wire.send_fds(control, "cleaned", [], leftovers=left)
 
 
 def main() -> None:
-    """Serve requests until stdin closes."""
-    libc = ctypes.CDLL(None)
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: forks may not ptrace or read our memory
+    """Serve the grading process until the control socket closes."""
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # forks may not ptrace or read our memory
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the submission's orphans come to us
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    stdin, stdout = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
+    control = socket.socket(fileno=int(os.environ["GRADER_CONTROL_FD"]))
+    cgroup = os.environ.get("GRADER_CGROUP_FD")
+    settings = {
+        "isolate": os.environ.get("GRADER_ISOLATE") == "1",
+        "uid": int(os.environ.get("GRADER_SANDBOX_UID", "65534")),
+        "scratch_bytes": int(os.environ.get("GRADER_SCRATCH_BYTES", str(512 * 1024**2))),
+    }
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     runner = _warm()
-    wire.send(stdout, {"ready": True})
+    _warm_with(runner, wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)["sources"])
+    os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
+    wire.send_fds(control, "ready", [])
     while True:
         try:
-            request = wire.receive(stdin, REQUEST_LIMIT)
-        except wire.WireError:
+            message, fds = wire.receive_fds(control)
+        except (wire.WireError, OSError):
             return
-        if "warm" in request:
-            _warm_with(runner, request["warm"])
-            wire.send(stdout, {"warmed": True})
+        if message["kind"] == "fork" and len(fds) == 2:
+            child = _fork(runner, settings, fds, control, int(cgroup) if cgroup else None)
+            wire.send_fds(control, "forked", [])
+            _attend(control, child, settings)
         else:
-            wire.send(stdout, grade(runner, request, private=(stdin, stdout)))
+            return
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from grader.course import solution_notebook
 from grader.judge import autograded_tests, verdict
 from grader.probing import load_probes
-from grader.reference import observe_in_clean_process, probes_file, references
+from grader.reference import probes_file
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
 TENSOR = {"shape": [2], "values": [1.5, -2.0]}
@@ -22,20 +22,19 @@ def test_every_test_cell_has_a_probe_and_every_probe_a_test_cell(lesson):
     assert sorted(probes) == sorted(autograded_tests(nb).values())
 
 
-def test_no_constant_report_passes_any_probe(lesson):
+def test_no_constant_report_passes_any_probe(lesson, reference_server):
     """Reporting True (or False, 0, "") for every observation fails every test: each probe
     observes values that only a working answer gives."""
-    for grade_id, expected in references(lesson)["observations"].items():
+    for grade_id, expected in reference_server.observe(lesson, 7).items():
         for constant in (True, False, 0, 0.0, "", None):
             forged = [[label, constant] for label, _, _ in expected]
             assert verdict(expected, forged) is not None, (grade_id, constant)
 
 
-def test_the_inputs_are_drawn_at_grading_time():
+def test_the_inputs_are_drawn_at_grading_time(reference_server):
     """Two seeds give different inputs, so the answers cannot be known before grading."""
     lesson = "01_tensors_and_requires_grad"
-    notebook, probes = solution_notebook(lesson), probes_file(lesson)
-    first, second = (observe_in_clean_process(notebook, probes, seed) for seed in (1, 2))
+    first, second = (reference_server.observe(lesson, seed) for seed in (1, 2))
     assert first["test_make_leaf"] != second["test_make_leaf"]
     assert first["test_snapshot"] != second["test_snapshot"]
     assert first["test_predict_flags"] == second["test_predict_flags"]

@@ -12,7 +12,7 @@ from notebook_tools import execute
 
 from grader.course import lessons, solution_notebook
 from grader.judge import verdict
-from grader.reference import probes_file, references
+from grader.reference import probes_file
 
 WRONG_ANSWERS = Path(__file__).parent / "wrong_answers"
 
@@ -45,6 +45,9 @@ print(json.dumps(run_probe(probes, {test!r}, globals(), {seed})))
 """
 
 
+SEED = 20261123
+
+
 def _failures_after(lesson: str, wrong: list[dict], tmp_path: Path) -> tuple[dict, dict]:
     """Run the solution with `wrong` answers put in, each probe after its test cell.
 
@@ -55,9 +58,8 @@ def _failures_after(lesson: str, wrong: list[dict], tmp_path: Path) -> tuple[dic
     for answer in wrong:
         cells[answer["cell"]].source = answer["answer"]
     tests = {a["test"] for a in wrong}
-    seed = references(lesson)["seed"]
     for test in tests:
-        probe = PROBE_CELL.format(path=str(probes_file(lesson)), test=test, seed=seed)
+        probe = PROBE_CELL.format(path=str(probes_file(lesson)), test=test, seed=SEED)
         nb.cells.insert(nb.cells.index(cells[test]) + 1, nbformat.v4.new_code_cell(probe))
     path = tmp_path / f"{lesson}.ipynb"
     nbformat.write(nb, path)
@@ -89,13 +91,13 @@ def test_every_exercise_has_a_typical_wrong_answer(lesson):
         for i in range(len(_rounds(_wrong_answers(lesson))))
     ],
 )
-def test_wrong_answers_fail_with_the_explaining_message(lesson_round, tmp_path):
+def test_wrong_answers_fail_with_the_explaining_message(lesson_round, tmp_path, reference_server):
     """Each wrong answer makes its test cell raise CheckFailed with the explanation, no stderr,
     and the judge finds its probe's observations differ from the solution's."""
     lesson, index = lesson_round
     wrong = _rounds(_wrong_answers(lesson))[index]
     outputs, observed = _failures_after(lesson, copy.deepcopy(wrong), tmp_path)
-    expected = references(lesson)["observations"]
+    expected = reference_server.observe(lesson, SEED)
     for answer in wrong:
         problem = verdict(expected[answer["test"]], observed[answer["test"]])
         assert problem is not None, f"{answer['mistake']}: the judge accepts it"

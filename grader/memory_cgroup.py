@@ -1,0 +1,94 @@
+"""A memory cgroup for one sandbox's submissions: every process and shared page counts.
+
+A per-process limit (RLIMIT_AS) lets a submission spread its memory over many processes, or keep
+it in System V shared memory and tmpfs files, which belong to no process. The kernel's memory
+controller charges all of that to the cgroup the submission's processes are in. The grading
+process (root) makes a cgroup for each sandbox; each submission's first process moves itself in
+by writing to `cgroup.procs` through a descriptor handed into the sandbox, before it drops its
+privileges. cgroup v2 (`memory.max`) is used where it can be, else the v1 memory controller.
+"""
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass
+class MemoryCgroup:
+    """A cgroup whose memory limit holds for all the processes in it together."""
+
+    path: Path
+    version: int
+
+    def limit(self, memory_bytes: int) -> None:
+        """Cap the memory of everything in the cgroup (without swap to spill into)."""
+        if self.version == 2:
+            (self.path / "memory.max").write_text(str(memory_bytes))
+            with contextlib.suppress(OSError):
+                (self.path / "memory.swap.max").write_text("0")
+            (self.path / "memory.oom.group").write_text("1")
+        else:
+            (self.path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+            with contextlib.suppress(OSError):  # only where swap is accounted
+                (self.path / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+
+    def open_procs(self) -> int:
+        """A descriptor on `cgroup.procs`: writing "0" to it moves the writer in."""
+        return os.open(self.path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed here for want of memory."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        with contextlib.suppress(OSError):
+            for line in (self.path / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
+    def remove(self) -> None:
+        """Delete the cgroup (it must hold no process)."""
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+
+
+def create(name: str) -> tuple[MemoryCgroup | None, str]:
+    """A new cgroup beside this process's own, or None and the reason it cannot be had."""
+    if os.geteuid() != 0:
+        return None, "a memory cgroup needs root"
+    errors = []
+    for version, parent in _candidates():
+        try:
+            path = parent / name
+            path.mkdir(exist_ok=True)
+            group = MemoryCgroup(path, version)
+            group.limit(1 << 62)
+            return group, ""
+        except OSError as error:
+            errors.append(f"cgroup v{version} at {parent}: {error.strerror or error}")
+    return None, "; ".join(errors) or "no cgroup memory controller is mounted"
+
+
+def _candidates() -> list[tuple[int, Path]]:
+    """(version, parent folder) for each memory hierarchy this process belongs to."""
+    found = []
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        relative = path.lstrip("/")
+        if number == "0" and controllers == "":
+            folder = ROOT / relative
+            if "memory" in _read(folder / "cgroup.controllers").split():
+                found.append((2, folder))
+        elif "memory" in controllers.split(","):
+            found.append((1, ROOT / "memory" / relative))
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
