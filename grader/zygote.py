@@ -30,6 +30,7 @@ from grader import probing, wire
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
 SCRATCH = ("/tmp", "/dev/shm")
+VIRTUAL_HEADROOM = 4 * 1024**3
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
@@ -121,8 +122,12 @@ def _drop_privileges(uid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def _limit(limits: dict) -> None:
-    address_space = _own_memory() + limits["memory_bytes"]
+def _limit(limits: dict, counted_by_cgroup: bool) -> None:
+    """Set the per-process limits. Where the cgroup counts memory, the address-space limit only
+    turns one huge request into a MemoryError: virtual size is not memory, so it gets headroom.
+    """
+    headroom = VIRTUAL_HEADROOM if counted_by_cgroup else 0
+    address_space = _own_memory() + limits["memory_bytes"] + headroom
     resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
     cpu = int(limits["notebook_seconds"]) + 5
@@ -160,7 +165,8 @@ def _prepare_folder(files: dict) -> None:
 def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_fd) -> None:
     """In the fork: isolate, limit, then run every code cell, reporting each one."""
     os.setsid()
-    if cgroup_fd is not None:
+    counted_by_cgroup = cgroup_fd is not None
+    if counted_by_cgroup:
         os.write(cgroup_fd, b"0")
         os.close(cgroup_fd)
     if settings["isolate"]:
@@ -173,7 +179,7 @@ def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_
     request = wire.receive(request_fd, REQUEST_LIMIT)
     os.close(request_fd)
     limits = request["limits"]
-    _limit(limits)
+    _limit(limits, counted_by_cgroup)
     _clean_import_path()
     _prepare_folder(request.get("files", {}))
     os.chdir(WORK)

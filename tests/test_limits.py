@@ -1,0 +1,106 @@
+"""The instructor's limits reach the sandbox and hold for the whole submission.
+
+Each limit is set on the command line, as an instructor types it, to a value other than the
+default; the same submission graded under the default limits shows the limit is what acted.
+"""
+
+import nbformat
+import pytest
+from integrity_tools import LESSON, new_course, submit
+
+from grader.cli import main
+from grader.course import solution_notebook
+from grader.grading import scores_of
+from grader.sandbox import probe
+
+SLEEP_8_S = "import time\ntime.sleep(8)\n"
+TWO_SLEEPS = "import time\ntime.sleep(2)\n"
+# Three processes of 250 MB each: each under a 0.5 GiB limit, together well over it.
+SPREAD_OVER_PROCESSES = """\
+import os, time
+children = []
+for _ in range(3):
+    pid = os.fork()
+    if pid == 0:
+        block = b"x" * (250 * 1024**2)
+        time.sleep(4)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+# A System V shared memory segment of 400 MB, every page touched: it belongs to no process.
+SHARED_SEGMENT = """\
+import ctypes, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+size = 400 * 1024**2
+segment = libc.shmget(0, ctypes.c_size_t(size), 0o1600)
+address = libc.shmat(segment, None, 0)
+assert segment >= 0 and address != ctypes.c_void_p(-1).value, ctypes.get_errno()
+for offset in range(0, size, mmap.PAGESIZE):
+    ctypes.c_char.from_address(address + offset).value = b"x"
+"""
+
+
+def _solution_with(code: str, *, twice: bool = False) -> bytes:
+    """The solution notebook with `code` run first in its first answer cell (or first two)."""
+    nb = nbformat.read(solution_notebook(LESSON), as_version=4)
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    for cell in answers[: 2 if twice else 1]:
+        cell.source = code + cell.source
+    return nbformat.writes(nb).encode()
+
+
+def _grade(course, student: str, *flags: str):
+    args = ["autograde", LESSON, "--course-dir", str(course), "--student", student, "--force"]
+    assert main([*args, "--jobs", "1", *flags]) == 0
+    (result,) = scores_of(course, LESSON, [student])
+    return result
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course with one submission per limit to cross, each otherwise the solution."""
+    course = new_course(tmp_path_factory.mktemp("limits") / "course")
+    submit(course, "sleeps", _solution_with(SLEEP_8_S))
+    submit(course, "sleeps_twice", _solution_with(TWO_SLEEPS, twice=True))
+    submit(course, "spreads", _solution_with(SPREAD_OVER_PROCESSES))
+    submit(course, "shares", _solution_with(SHARED_SEGMENT))
+    return course
+
+
+def test_cell_timeout_reaches_the_sandbox(course):
+    """A cell sleeping 8 s passes under the default 30 s limit and times out under 3 s."""
+    assert _grade(course, "sleeps").outcome == "graded"
+    limited = _grade(course, "sleeps", "--cell-timeout", "3")
+    assert (limited.outcome, limited.score) == ("timed out", 0), limited.detail
+    assert "the cell time limit" in limited.detail
+
+
+def test_notebook_timeout_reaches_the_sandbox(course):
+    """Two cells of 2 s each pass one by one but overrun a notebook limit of 3 s."""
+    assert _grade(course, "sleeps_twice").score == 7
+    limited = _grade(course, "sleeps_twice", "--notebook-timeout", "3", "--cell-timeout", "10")
+    assert limited.outcome == "timed out" and "the notebook time limit" in limited.detail
+
+
+def test_this_machine_limits_memory_over_the_whole_submission():
+    """The tests below mean something only where the memory cgroup is available (CI has it)."""
+    protections = probe()[0]
+    assert protections.memory_cgroup, protections.describe()
+    assert "cgroup" in protections.describe()
+
+
+def test_memory_spread_over_processes_counts_together(course):
+    """750 MB over three processes passes under 2 GiB and hits a limit of 0.5 GiB."""
+    assert _grade(course, "spreads").score == 7
+    limited = _grade(course, "spreads", "--memory-gib", "0.5")
+    assert limited.outcome == "memory limit", limited.detail
+
+
+def test_shared_memory_segments_count_too(course):
+    """A 400 MB System V segment passes under 2 GiB and hits a limit of 0.25 GiB."""
+    assert _grade(course, "shares").score == 7
+    limited = _grade(course, "shares", "--memory-gib", "0.25")
+    assert limited.outcome == "memory limit", limited.detail

@@ -1,0 +1,131 @@
+"""What crosses from the sandbox is checked before the grader walks it: size, depth, kind, order."""
+
+import json
+import os
+
+import pytest
+
+from grader import wire
+from grader.engine import RunReport, _outputs, _Watch
+from grader.judge import verdict
+from grader.sandbox import Limits
+
+RULE = {"rtol": 1e-4, "atol": 1e-5}
+
+
+def test_a_deeply_nested_message_is_refused_without_a_crash():
+    """100,000 nested lists (RecursionError in json) and 65 (over the depth limit) are refused."""
+    with pytest.raises(wire.WireError):
+        wire.decode(b'{"kind": "x", "v": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    nested = json.dumps({"kind": "x", "v": json.loads("[" * 64 + "]" * 64)})
+    with pytest.raises(wire.WireError, match="deeper"):
+        wire.decode(nested.encode())
+    assert wire.decode(json.dumps({"kind": "x", "v": [[1]]}).encode())["v"] == [[1]]
+
+
+def test_a_message_needs_a_kind_and_an_object():
+    """A list, a number or an object without a string kind is not a message."""
+    for body in (b"[1]", b"3", b'{"cell": 1}', b'{"kind": 5}', b"\xff"):
+        with pytest.raises(wire.WireError):
+            wire.decode(body)
+
+
+def test_an_oversized_frame_is_refused_before_it_is_read():
+    """The length in front is checked against the limit first."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, wire.HEADER.pack(10**9))
+    with pytest.raises(wire.WireError, match="over the"):
+        wire.receive(read_end, 1024)
+    os.close(read_end)
+    os.close(write_end)
+
+
+def test_frames_stop_at_the_output_budget():
+    """A stream of messages over the budget ends with a WireError, not a full memory."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.write(write_end, wire.encode("cell", text="x" * 5000))
+    frames = wire.Frames(read_end, budget=4000)
+    with pytest.raises(wire.WireError, match="budget"):
+        frames.read()
+    os.close(read_end)
+    os.close(write_end)
+
+
+def _watch(*messages) -> RunReport:
+    watch = _Watch(Limits(), {"1": "test_a"})
+    for message in messages:
+        problem = watch._take({"kind": message[0], **message[1]})
+        if problem:
+            return problem
+    return watch.report
+
+
+def test_messages_in_the_runners_order_are_recorded():
+    """start, cell, probe and finished in order give the cell's outputs and the probe's report."""
+    report = _watch(
+        ("start", {"cell": 1}),
+        ("cell", {"cell": 1, "outputs": [], "count": 1}),
+        ("probe", {"test": "test_a", "observations": [["x", 1]]}),
+        ("finished", {}),
+    )
+    assert report.cells == {1: {"outputs": [], "execution_count": 1}}
+    assert report.probes == {"test_a": [["x", 1]]}
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [("probe", {"test": "test_a", "observations": []})],
+        [("start", {"cell": 1}), ("cell", {"cell": 2, "outputs": []})],
+        [("start", {"cell": 2}), ("start", {"cell": 1})],
+        [("start", {"cell": "1"})],
+        [("start", {"cell": 1}), ("cell", {"cell": 1}), ("cell", {"cell": 1})],
+        [("start", {"cell": 1}), ("cell", {"cell": 1}), ("probe", {"test": "test_b"})],
+        [("finished", {}), ("start", {"cell": 3})],
+        [("verdict", {"points": 7})],
+    ],
+    ids=[
+        "early probe",
+        "other cell",
+        "backwards",
+        "text index",
+        "twice",
+        "wrong test",
+        "after end",
+        "unknown",
+    ],
+)
+def test_a_message_out_of_the_runners_order_is_refused(messages):
+    """A message the cell runner would never send in that place is a protocol violation."""
+    assert isinstance(_watch(*messages), str)
+
+
+def test_only_well_formed_outputs_are_kept():
+    """Outputs that break nbformat's schema are dropped; good ones are kept as nodes."""
+    raw = [
+        {"output_type": "stream", "name": "stdout", "text": "ok\n"},
+        {"output_type": "stream", "name": "stdin", "text": "no"},
+        {"output_type": "stream", "name": "stdout", "text": 5},
+        {"output_type": "error", "ename": "E", "evalue": "v", "traceback": ["t"]},
+        {"output_type": "error", "ename": "E", "evalue": "v", "traceback": [1]},
+        {"output_type": "display_data", "data": {"text/plain": "x"}},
+        {"output_type": "execute_result", "data": {"text/plain": "1"}, "execution_count": "1"},
+        {"output_type": "verdict", "points": 7},
+        "text",
+    ]
+    kept = _outputs(raw)
+    assert [o.output_type for o in kept] == ["stream", "error", "display_data"]
+    assert kept[2].metadata == {}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [10**400, -(10**400), float("nan"), float("inf"), "x" * 100_000, [[[[[1]]]]], {"shape": 1}],
+    ids=["huge", "huge negative", "nan", "inf", "long text", "nested", "odd tensor"],
+)
+def test_the_judge_answers_any_reported_value(value):
+    """Huge whole numbers, NaN, long text and odd shapes get a failing verdict, never an error."""
+    for wanted in (2.5, 3, {"shape": [2], "values": [1.0, 2.0]}, "text", [1.0]):
+        problem = verdict([["answer", wanted, RULE]], [["answer", value]])
+        assert isinstance(problem, str) and len(problem) < 300
