@@ -135,8 +135,12 @@ def _bwrap_command(as_root: bool) -> list[str]:
     ]
 
 
-# Run inside the sandbox by `probe`: can a submission get mount and IPC namespaces of its own?
-_UNSHARE_TRIAL = "import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x08020000) != 0)"
+# Run inside the sandbox by `probe`: can a submission get mount and IPC namespaces of its own
+# (unprivileged, inside a user namespace of its own)?
+_UNSHARE_TRIAL = (
+    "import ctypes, os, sys; user = 0x10000000 if os.geteuid() else 0;"
+    " sys.exit(ctypes.CDLL(None).unshare(0x08020000 | user) != 0)"
+)
 
 
 def probe() -> tuple[Protections, list[str]]:
@@ -156,8 +160,11 @@ def probe() -> tuple[Protections, list[str]]:
                 return Protections(True, True, True, memory_cgroup=True), command
             missing = [f"no memory cgroup ({why_not}): memory is limited per process"]
             return Protections(True, True, True, missing=missing), command
-        if trial.returncode in (0, 1):
-            return Protections(True, False, missing=[_NOT_ROOT]), command
+        if trial.returncode == 0:
+            return Protections(True, False, True, missing=[_NOT_ROOT]), command
+        if trial.returncode == 1:
+            missing = [_NOT_ROOT, _SHARED_SCRATCH]
+            return Protections(True, False, missing=missing), command
         reason = trial.stderr.decode(errors="replace").strip().splitlines()[-1:]
         missing.append(f"bubblewrap cannot create namespaces here ({' '.join(reason)})")
     missing.append("network, filesystem and process isolation are OFF")
@@ -167,6 +174,10 @@ def probe() -> tuple[Protections, list[str]]:
 
 
 _NOT_ROOT = (
-    "not run as root, so submissions share the sandbox's user, /tmp and IPC namespace"
+    "not run as root, so no memory cgroup (memory is limited per process) and submissions run"
+    " as the grader's own user, whose process limit all the grading workers share"
+)
+_SHARED_SCRATCH = (
+    "no nested user namespaces, so submissions share the sandbox's /tmp and IPC namespace"
     " (/tmp and /dev/shm are emptied between submissions instead)"
 )
