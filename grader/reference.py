@@ -39,6 +39,12 @@ class ReferenceServer:
 
     def observe(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
         """The solution's observations for every test of `lesson`, on inputs drawn from `seed`."""
+        self.ask(lesson, seed)
+        return self.answer(lesson, seed, timeout)
+
+    def ask(self, lesson: str, seed: int) -> None:
+        """Ask for `lesson`'s observations for `seed`; `answer` collects them (meanwhile the
+        server works on another core)."""
         if self.process is None or self.process.poll() is not None:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "grader.reference"],
@@ -48,10 +54,19 @@ class ReferenceServer:
             )
         try:
             wire.send(self.process.stdin.fileno(), "observe", lesson=lesson, seed=seed)
-            ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-            if not ready:
-                raise TimeoutError(f"no answer in {timeout:.0f} s")
-            answer = wire.receive(self.process.stdout.fileno(), ANSWER_LIMIT)
+        except OSError as error:
+            self.stop()
+            raise ReferenceRunError(f"the reference server stopped: {error}") from None
+
+    def answer(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
+        """The observations asked for `seed` (answers to earlier questions are passed over)."""
+        try:
+            answer = {}
+            while answer.get("seed") != seed:
+                ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+                if not ready:
+                    raise TimeoutError(f"no answer in {timeout:.0f} s")
+                answer = wire.receive(self.process.stdout.fileno(), ANSWER_LIMIT)
         except (wire.WireError, OSError, TimeoutError) as error:
             self.stop()
             raise ReferenceRunError(f"the reference server stopped: {error}") from None
@@ -176,7 +191,8 @@ def serve() -> None:
             return
         lesson, seed = request.get("lesson"), request.get("seed")
         if not solution_notebook(str(lesson)).is_file() or type(seed) is not int:
-            wire.send(stdout, "failed", reason=f"no such lesson or seed: {lesson!r} {seed!r}")
+            reason = f"no such lesson or seed: {lesson!r} {seed!r}"
+            wire.send(stdout, "failed", reason=reason, seed=seed)
             continue
         if lesson not in lessons:
             lessons[lesson] = _lesson_process(lesson)
@@ -187,7 +203,7 @@ def serve() -> None:
         except (wire.WireError, OSError):
             del lessons[lesson]
             answer = {"kind": "failed", "reason": "the lesson's reference process stopped"}
-        wire.send(stdout, answer.pop("kind"), **answer)
+        wire.send(stdout, answer.pop("kind"), **{**answer, "seed": seed})
 
 
 if __name__ == "__main__":

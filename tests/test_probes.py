@@ -101,3 +101,12 @@ def test_any_report_gets_a_verdict_without_crashing(report):
         assert report[1] == ["flag", False] and report[0][1]["shape"] == [2]
     else:
         assert isinstance(result, str)
+
+
+def test_an_answer_left_unread_is_never_taken_for_the_next_seed(reference_server):
+    """The server answers each seed with its own observations, even after a question whose
+    answer nobody collected (a submission that failed between asking and collecting)."""
+    lesson = "01_tensors_and_requires_grad"
+    reference_server.ask(lesson, 11)
+    assert reference_server.observe(lesson, 12) == reference_server.observe(lesson, 12)
+    assert reference_server.observe(lesson, 12) != reference_server.observe(lesson, 11)
