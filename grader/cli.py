@@ -7,6 +7,7 @@ from pathlib import Path
 
 from grader.course import CourseError, lessons, resolve_course_dir
 from grader.release import ReleaseError
+from grader.safe_text import terminal_safe
 
 COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
 
@@ -36,16 +37,17 @@ def _collect(args) -> int:
 
     placed, rejected = collect(args.source, resolve_course_dir(args.course_dir), args.lesson)
     for item in placed:
-        print(f"placed   {item.name} -> {item.student}/{item.lesson} ({item.note})")
+        print(terminal_safe(f"placed   {item.name} -> {item.student}/{item.lesson} ({item.note})"))
     for item in rejected:
-        print(f"rejected {item.name}: {item.reason}")
+        print(terminal_safe(f"rejected {item.name}: {item.reason}"))
     print(f"{len(placed)} placed, {len(rejected)} rejected")
     return 0
 
 
 def _autograde(args) -> int:
-    from grader.grading import autograde, score_table
+    from grader.grading import autograde
     from grader.sandbox import Limits
+    from grader.score_table import score_table
 
     _known_lesson(args.lesson)
     course = resolve_course_dir(args.course_dir)
@@ -77,8 +79,11 @@ def _feedback(args) -> int:
 
     _known_lesson(args.lesson)
     course = resolve_course_dir(args.course_dir)
-    for path in generate_feedback(course, args.lesson, show_hidden=args.show_hidden):
-        print(f"wrote {path}")
+    run = generate_feedback(course, args.lesson, show_hidden=args.show_hidden)
+    for path in run.pages:
+        print(terminal_safe(f"wrote {path}"))
+    for student, reason in run.missing.items():
+        print(terminal_safe(f"no feedback for {student}: {reason}"))
     return 0
 
 
@@ -100,8 +105,8 @@ def _report(args) -> int:
 
 def _demo(args) -> int:
     from grader.demo import run_demo
-    from grader.grading import score_table
     from grader.sandbox import probe
+    from grader.score_table import score_table
 
     print(probe()[0].describe(), file=sys.stderr)
     results = run_demo(args.out, progress=True)

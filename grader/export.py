@@ -7,6 +7,7 @@ from nbgrader.api import MissingEntry
 
 from grader import outcomes
 from grader.course import nbgrader_api, nbgrader_config
+from grader.safe_text import csv_safe
 
 NBGRADER_COLUMNS = [
     "assignment",
@@ -70,12 +71,12 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
 
 
 def export(course_dir: Path, to: Path) -> Path:
-    """Write the grades CSV to `to`."""
+    """Write the grades CSV to `to`, every text cell escaped and kept from reading as a formula."""
     header, rows = grade_rows(course_dir)
     to = Path(to)
     to.parent.mkdir(parents=True, exist_ok=True)
     with open(to, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=header, restval="")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in rows)
     return to

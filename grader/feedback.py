@@ -1,16 +1,23 @@
-"""Per-student HTML feedback that explains failed checks without revealing hidden tests."""
+"""Per-student HTML feedback that explains failed checks without revealing the grader's code."""
 
 import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool
 
+from grader import outcomes
 from grader.course import nbgrader_api, nbgrader_config
+from grader.grading import submitted_students
+from grader.redaction import HIDDEN_TESTS, redact_output, secret_lines
+from grader.safe_html import FeedbackExporter, SafeImageMetadata
 
-HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.DOTALL)
 HIDDEN_NOTE = "# (the grader's hidden tests ran here; their code is not shown)"
+NOT_RUN = ("missing notebook", "malformed", "not graded")  # no autograded notebook of this work
+CAUSE = re.compile(r"^\s*(?:\w+\.)*(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
 class HideHiddenTests(Preprocessor):
@@ -35,15 +42,96 @@ class HideHiddenTests(Preprocessor):
         return cell, resources
 
 
-def generate_feedback(course_dir: Path, lesson: str, *, show_hidden: bool = False) -> list[Path]:
-    """Write feedback/<student>/<lesson>/<lesson>.html for every autograded submission."""
+class RemoveGraderCode(Preprocessor):
+    """Replace every output line that quotes a hidden test or the probes with a marker.
+
+    Both run in the student's process, so a submission can print them into any output. Lines
+    the submission's own cells hold are no secret to it, and stay.
+    """
+
+    enabled = Bool(True).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        """Redact the outputs of every cell of one autograded notebook."""
+        own = [
+            line
+            for cell in nb.cells
+            if not cell.metadata.get("nbgrader", {}).get("locked")  # nbgrader restores those
+            for line in cell.source.splitlines()
+        ]
+        secrets = secret_lines(resources["nbgrader"]["assignment"], own)
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                redact_output(output, secrets)
+        return nb, resources
+
+
+@dataclass(frozen=True)
+class FeedbackRun:
+    """The feedback pages written, and why each other submission got none."""
+
+    pages: list[Path]
+    missing: dict[str, str]
+
+
+def generate_feedback(course_dir: Path, lesson: str, *, show_hidden: bool = False) -> FeedbackRun:
+    """Write feedback/<student>/<lesson>/<lesson>.html for each submission that can have one.
+
+    Each student is done on their own, so one submission without a readable autograded notebook
+    never stops the others; it is listed with the reason instead. The page holds no student
+    HTML that can run (grader.safe_html) and, unless `show_hidden`, no grader code.
+    """
     config = nbgrader_config(
         course_dir,
-        GenerateFeedback={"preprocessors": [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]},
+        GenerateFeedback={
+            "exporter_class": FeedbackExporter,
+            "preprocessors": [
+                GetGrades,
+                HideHiddenTests,
+                RemoveGraderCode,
+                SafeImageMetadata,
+                CSSHTMLHeaderPreprocessor,
+            ],
+        },
         HideHiddenTests={"show_hidden": show_hidden},
+        RemoveGraderCode={"enabled": not show_hidden},
+        HTMLExporter={"sanitize_html": True},
+        # Only the page: files the submission wrote while it ran may hold the grader's code.
+        CourseDirectory={"ignore": ["*"]},
     )
     api = nbgrader_api(config)
-    result = api.generate_feedback(lesson)
-    if not result["success"]:
-        raise RuntimeError(f"feedback for {lesson} failed:\n{result.get('error') or result['log']}")
-    return sorted(Path(course_dir).glob(f"feedback/*/{lesson}/*.html"))
+    recorded = outcomes.read_all(api.coursedir.db_url)
+    pages, missing = [], {}
+    for student in submitted_students(course_dir, lesson):
+        folder = Path(course_dir) / "feedback" / student / lesson
+        reason = _reason_for_none(course_dir, lesson, student, recorded)
+        if reason is None:
+            result = api.generate_feedback(lesson, student)
+            if not result["success"]:
+                reason = f"nbgrader could not render it: {_cause(result)}"
+        if reason is None:
+            pages.append(folder / f"{lesson}.html")
+        else:
+            missing[student] = reason
+            shutil.rmtree(folder, ignore_errors=True)  # an earlier page no longer tells the truth
+    return FeedbackRun(pages, missing)
+
+
+def _reason_for_none(course_dir: Path, lesson: str, student: str, recorded: dict) -> str | None:
+    """Why `student` can get no feedback for `lesson`, or None if they can."""
+    outcome, detail, _ = recorded.get((lesson, student), ("not graded", "not graded yet", ""))
+    if outcome in NOT_RUN:
+        return f"{outcome} ({detail})" if detail else outcome
+    if student != student.strip() or any(char in student for char in "*?["):
+        return "nbgrader cannot look up a student id with a space at either end, or * ? ["
+    if not (Path(course_dir) / "autograded" / student / lesson / f"{lesson}.ipynb").is_file():
+        return "no autograded notebook"
+    return None
+
+
+def _cause(result: dict) -> str:
+    """The exception behind a failed nbgrader run, not nbgrader's own 'see above'."""
+    found = CAUSE.findall(result.get("log") or "") + CAUSE.findall(result.get("error") or "")
+    causes = [f"{name}: {text}" for name, text in found]
+    real = [cause for cause in causes if not cause.startswith("NbGraderException")]
+    return (real or causes or ["no reason given"])[0]

@@ -217,20 +217,3 @@ def _lateness(api, lesson: str, student: str) -> str:
 def _last_line(text: str | None) -> str:
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return lines[-1] if lines else "nbgrader gave no reason"
-
-
-def score_table(results: list[Result]) -> str:
-    """A plain-text table: lesson, student, score, max, outcome."""
-    rows = [("lesson", "student", "score", "max", "outcome")]
-    rows += [
-        (r.lesson, r.student, f"{r.score:g}", f"{r.max_score:g}", _outcome_text(r)) for r in results
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
-
-
-def _outcome_text(result: Result) -> str:
-    return f"{result.outcome} ({result.detail})" if result.detail else result.outcome

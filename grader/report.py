@@ -17,19 +17,24 @@ def failure_explanations(course_dir: Path) -> Counter:
     """(lesson, exercise, explanation) -> how many submissions failed with it."""
     found: Counter = Counter()
     for path in sorted(Path(course_dir).glob("autograded/*/*/*.ipynb")):
-        lesson = path.parent.name
         try:
-            nb = nbformat.read(path, as_version=4)
-        except Exception:  # an unreadable notebook has no explanations to count
+            found.update(_explanations(path))
+        except Exception:  # an unreadable or malformed notebook has no explanations to count
             continue
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if not meta.get("grade") or cell.cell_type != "code":
-                continue
-            for out in cell.outputs:
-                if out.output_type == "error":
-                    first = (out.evalue or out.ename).splitlines()[0] if out.evalue else out.ename
-                    found[(lesson, meta["grade_id"], f"{out.ename}: {first}")] += 1
+    return found
+
+
+def _explanations(path: Path) -> Counter:
+    """The failure explanations in one autograded notebook's test cells."""
+    found: Counter = Counter()
+    for cell in nbformat.read(path, as_version=4).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade") or cell.cell_type != "code":
+            continue
+        for out in cell.outputs:
+            if out.output_type == "error":
+                first = (out.evalue or out.ename).splitlines()[0] if out.evalue else out.ename
+                found[(path.parent.name, meta["grade_id"], f"{out.ename}: {first}")] += 1
     return found
 
 

@@ -1,0 +1,27 @@
+"""The table printed after grading: one row per submission, safe whatever the students wrote."""
+
+from grader.grading import Result
+from grader.safe_text import terminal_safe
+
+HEADER = ("lesson", "student", "score", "max", "outcome")
+
+
+def score_table(results: list[Result]) -> str:
+    """A plain-text table: lesson, student, score, max, outcome, each cell terminal-safe."""
+    rows = [HEADER]
+    rows += [
+        tuple(
+            terminal_safe(cell)
+            for cell in (r.lesson, r.student, f"{r.score:g}", f"{r.max_score:g}", _outcome_text(r))
+        )
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _outcome_text(result: Result) -> str:
+    return f"{result.outcome} ({result.detail})" if result.detail else result.outcome
