@@ -207,9 +207,13 @@ class _Watch:
                 continue
             try:
                 messages = frames.read()
-            except wire.WireError as error:
+            except wire.OverBudget as error:
                 report.outcome = "output limit"
                 report.detail = f"the submission wrote too much output ({error})"
+                return report
+            except wire.WireError as error:
+                report.outcome = "not graded"
+                report.detail = f"the submission wrote into the grader's channel ({error})"
                 return report
             if messages is None:
                 break

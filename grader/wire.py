@@ -18,6 +18,10 @@ class WireError(RuntimeError):
     """The other side closed the channel or sent something that is not a message."""
 
 
+class OverBudget(WireError):
+    """More bytes came than the reader allows in all."""
+
+
 def encode(kind: str, **fields) -> bytes:
     """One framed message: `{"kind": kind, **fields}` with its length in front."""
     data = json.dumps({"kind": kind, **fields}).encode()
@@ -77,7 +81,7 @@ class Frames:
             return None
         self.total += len(chunk)
         if self.total > self.budget:
-            raise WireError(f"over the {self.budget}-byte output budget")
+            raise OverBudget(f"over the {self.budget}-byte output budget")
         self.buffer += chunk
         messages = []
         while len(self.buffer) >= HEADER.size:

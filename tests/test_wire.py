@@ -46,7 +46,7 @@ def test_frames_stop_at_the_output_budget():
     os.set_blocking(read_end, False)
     os.write(write_end, wire.encode("cell", text="x" * 5000))
     frames = wire.Frames(read_end, budget=4000)
-    with pytest.raises(wire.WireError, match="budget"):
+    with pytest.raises(wire.OverBudget, match="budget"):
         frames.read()
     os.close(read_end)
     os.close(write_end)
