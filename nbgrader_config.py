@@ -19,3 +19,10 @@ c.IgnorePattern.pattern = r"\w+Warning: "
 # A lesson's probes.py (the grader's checks judged outside the submission) stays with the
 # instructor: it is not released to students nor copied beside their work.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "probes.py"]
+
+# An exercise the student has not started says so, and how to start, when its cell runs.
+c.ClearSolutions.code_stub = {
+    "python": "# YOUR CODE HERE\n"
+    'raise NotImplementedError("Not written yet: replace this line with your answer, '
+    'run this cell, then the test below it.")'
+}

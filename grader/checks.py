@@ -16,6 +16,16 @@ import torch
 class CheckFailed(AssertionError):
     """A check failed; the message says what is wrong in the student's terms."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows: the explanation alone, without the check helpers' frames."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+NOT_WRITTEN = (
+    "{name} is not written yet: in its answer cell, replace the line "
+    "`raise NotImplementedError(...)` with your code, run that cell, then run this test again."
+)
+
 
 def require(condition: bool, explanation: str) -> None:
     """Fail with `explanation` unless `condition` holds."""
@@ -36,8 +46,19 @@ def call(fn: Callable, *args, name: str):
     try:
         return quietly(fn, *args)
     except Exception as error:
-        shown = ", ".join(repr(a) for a in args)
-        raise CheckFailed(f"{name}({shown}) raised {type(error).__name__}: {error}") from None
+        raise _failed_call(name, args, error) from None
+
+
+def _failed_call(name: str, args: tuple, error: Exception) -> CheckFailed:
+    """The explanation of an error the student's function raised: what was called, what came
+    back, and what to do."""
+    if isinstance(error, NotImplementedError):
+        return CheckFailed(NOT_WRITTEN.format(name=name))
+    shown = ", ".join(repr(a) for a in args)
+    return CheckFailed(
+        f"{name}({shown}) raised {type(error).__name__}: {error}. "
+        f"Fix {name} so that it runs on this input, run its cell again, then this test."
+    )
 
 
 def check_tracked_leaf(tensor, name: str) -> None:
@@ -234,7 +255,7 @@ def check_warns(fn: Callable, *args, name: str, category: type = Warning, match:
         try:
             result = fn(*args)
         except Exception as error:
-            raise CheckFailed(f"{name} raised {type(error).__name__}: {error}") from None
+            raise _failed_call(name, args, error) from None
     found = [w for w in caught if issubclass(w.category, category) and match in str(w.message)]
     require(
         bool(found),

@@ -189,3 +189,37 @@ def test_check_value_accepts_an_int_for_a_float_but_not_a_lookalike():
         check_value(True, 1, "p")
     with pytest.raises(CheckFailed):
         check_value(Anything(), "AddBackward0", "p")
+
+
+def test_a_failed_check_shows_one_line_without_the_helpers_frames():
+    """IPython shows a CheckFailed as its explanation alone, with no frame of grader.checks."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("from grader.checks import check_value\ncheck_value(3, 4, 'answer')")
+    etype, value, tb = shell._get_exc_info()
+    shown = value._render_traceback_()
+    assert shown == ["CheckFailed: answer is 3, but that is not right."]
+    assert not any("checks.py" in line for line in shown)
+
+
+def test_an_untouched_exercise_says_it_is_not_written_and_how_to_start():
+    """Calling a function that still raises the stub's NotImplementedError explains what to do."""
+
+    def make_leaf(values):
+        raise NotImplementedError("Not written yet: replace this line with your answer")
+
+    with pytest.raises(CheckFailed) as failed:
+        call(make_leaf, [1.0], name="make_leaf")
+    assert str(failed.value).startswith("make_leaf is not written yet")
+    assert "replace the line `raise NotImplementedError(...)` with your code" in str(failed.value)
+
+
+def test_an_error_in_student_code_says_what_was_called_and_what_to_do():
+    """Another error names the call, the error, and the way to a fix."""
+
+    def halve(x):
+        return x / 0
+
+    with pytest.raises(CheckFailed, match=r"halve\(2\) raised ZeroDivisionError: .*Fix halve"):
+        call(halve, 2, name="halve")
