@@ -40,12 +40,12 @@ outputs: $(STAMP)  ## re-run the solutions and store their outputs (then review 
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --allow-errors solutions/*/*.ipynb
 
 format: $(STAMP)
-	$(BIN)/ruff format grader tests benchmarks solutions/*/probes.py
-	$(BIN)/ruff check --fix grader tests benchmarks solutions/*/probes.py
+	$(BIN)/ruff format conftest.py grader tests benchmarks solutions/*/probes.py
+	$(BIN)/ruff check --fix conftest.py grader tests benchmarks solutions/*/probes.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check grader tests benchmarks solutions/*/probes.py
-	$(BIN)/ruff format --check grader tests benchmarks solutions/*/probes.py
+	$(BIN)/ruff check conftest.py grader tests benchmarks solutions/*/probes.py
+	$(BIN)/ruff format --check conftest.py grader tests benchmarks solutions/*/probes.py
 
 clean:
 	rm -rf $(VENV) build submitted autograded feedback gradebook.db

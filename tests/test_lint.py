@@ -8,7 +8,8 @@ from grader.course import REPO_ROOT, SOLUTIONS
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:
     probes = [str(p.relative_to(REPO_ROOT)) for p in sorted(SOLUTIONS.glob("*/probes.py"))]
-    command = [sys.executable, "-m", "ruff", *args, "grader", "tests", "benchmarks", *probes]
+    command = [sys.executable, "-m", "ruff", *args, "conftest.py", "grader", "tests", "benchmarks"]
+    command += probes
     return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
 
 
