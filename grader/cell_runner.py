@@ -13,6 +13,9 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
+MAX_OUTPUTS = 1000  # outputs per cell: more is flooding, however small each one is
+OUTPUT_OVERHEAD = 64  # bytes an output costs however little it holds
+
 
 class _Outputs:
     """The outputs of the cell being run, merged as a notebook client merges kernel messages."""
@@ -24,22 +27,22 @@ class _Outputs:
         self.truncated = False
 
     def add(self, output: dict, size: int) -> None:
-        self.size += size
-        if self.size > self.limit:
+        self.size += size + OUTPUT_OVERHEAD
+        if self.size > self.limit or len(self.items) >= MAX_OUTPUTS:
             self.truncated = True
             return
         self.items.append(output)
 
     def stream(self, name: str, text: str) -> None:
+        last = self.items[-1] if self.items else None
+        if not (last and last["output_type"] == "stream" and last["name"] == name):
+            self.add({"output_type": "stream", "name": name, "text": text}, len(text))
+            return
         self.size += len(text)
         if self.size > self.limit:
             self.truncated = True
             return
-        last = self.items[-1] if self.items else None
-        if last and last["output_type"] == "stream" and last["name"] == name:
-            last["text"] += text
-        else:
-            self.items.append({"output_type": "stream", "name": name, "text": text})
+        last["text"] += text
 
 
 class _Stream:

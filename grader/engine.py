@@ -21,7 +21,8 @@ from pathlib import Path
 import nbformat
 
 from grader import memory_cgroup, wire
-from grader.sandbox import SANDBOX_UID_BASE, Limits, probe
+from grader.cell_runner import MAX_OUTPUTS
+from grader.sandbox import Limits, probe
 
 FILE_LIMIT = 32 * 1024**2
 CONTROL_SECONDS = 30
@@ -43,7 +44,6 @@ class Sandbox:
     def __init__(self, limits: Limits):
         self.limits = limits
         self.protections, self.prefix = probe()
-        self.uid = SANDBOX_UID_BASE + os.getpid()
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.cgroup: memory_cgroup.MemoryCgroup | None = None
@@ -59,7 +59,6 @@ class Sandbox:
             "PYTHONDONTWRITEBYTECODE": "1",
             "GRADER_PID_NAMESPACE": "1" if self.protections.namespaces else "0",
             "GRADER_ISOLATE": "1" if self.protections.per_submission else "0",
-            "GRADER_SANDBOX_UID": str(self.uid),
             "GRADER_SCRATCH_BYTES": str(self.limits.memory_bytes),
             "GRADER_CONTROL_FD": str(theirs.fileno()),
         }
@@ -123,6 +122,9 @@ class Sandbox:
         except (wire.WireError, OSError, TimeoutError) as error:
             self.stop()
             return RunReport("kernel died", f"the sandbox stopped: {error}")
+        except Exception as error:  # a report the grader could not take in: never the next one's
+            self.stop()
+            return RunReport("not graded", f"its report could not be read ({type(error).__name__})")
         if self.cgroup and self.cgroup.oom_kills() > oom_before:
             report.outcome = "memory limit"
             report.detail = "the submission's processes went over the memory limit together"
@@ -146,16 +148,18 @@ class Sandbox:
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
-            watch = _Watch(self.limits, probes_at)
-            report = watch.follow(report_read, self.control)
+            return _Watch(self.limits, probes_at).follow(report_read, self.control)
         finally:
             os.close(report_read)
             if request_write >= 0:
                 os.close(request_write)
+            self._clean()
+
+    def _clean(self) -> None:
+        """Have the template stop everything the submission started, before anything else."""
         wire.send_fds(self.control, "clean", [])
         while self._expect(("cleaned", "exited"), timeout=CONTROL_SECONDS)["kind"] != "cleaned":
             pass
-        return report
 
     def _expect(self, kinds, timeout: float) -> dict:
         kinds = (kinds,) if isinstance(kinds, str) else kinds
@@ -243,8 +247,12 @@ class _Watch:
         elif kind == "cell":
             if message.get("cell") != self.current or self.current in self.report.cells:
                 return "a cell's outputs out of turn"
+            raw = message.get("outputs")
+            if isinstance(raw, list) and len(raw) > MAX_OUTPUTS:
+                self.report.outcome = "output limit"
+                self.report.detail = f"more than {MAX_OUTPUTS} outputs in cell {self.current}"
             self.report.cells[self.current] = {
-                "outputs": _outputs(message.get("outputs")),
+                "outputs": _outputs(raw),
                 "execution_count": _count(message.get("count")),
             }
             self.expect_probe = self.probes_at.get(str(self.current))
@@ -352,17 +360,20 @@ OUTPUT_RULES = {
         lambda o: (
             isinstance(o.get("ename"), str)
             and isinstance(o.get("evalue"), str)
-            and _is_text(o.get("traceback"))
+            and isinstance(o.get("traceback"), list)
+            and all(isinstance(line, str) for line in o["traceback"])
         ),
     ),
 }
 
 
 def _outputs(raw) -> list:
-    """The sandbox's outputs as notebook nodes, keeping only well-formed ones."""
+    """The sandbox's outputs as notebook nodes, keeping only well-formed ones (at most
+    MAX_OUTPUTS: the cell runner never sends more)."""
     kept = []
-    for out in raw if isinstance(raw, list) else []:
-        rule = OUTPUT_RULES.get(out.get("output_type")) if isinstance(out, dict) else None
+    for out in raw[:MAX_OUTPUTS] if isinstance(raw, list) else []:
+        kind = out.get("output_type") if isinstance(out, dict) else None
+        rule = OUTPUT_RULES.get(kind) if isinstance(kind, str) else None
         if rule is not None and rule[1](out):
             fields = {k: out[k] for k in rule[0] if k in out}
             if "data" in fields:

@@ -44,7 +44,7 @@ def _compare(reference: list, reported) -> str | None:
         if not isinstance(item, list) or len(item) < 2:
             return f"{label}: nothing was reported"
         if item[0] == "error" and len(item) == 2:
-            return f"{label}: the code stopped with {_show(item[1], quoted=False)}"
+            return f"{label}: the code stopped with {_show(item[1])}"
         if item[0] != label:
             return f"{label}: {_show(item[0])} was reported instead"
         if not _matches(wanted, item[1], rule):
@@ -87,9 +87,10 @@ def _same(wanted, got, rtol: float, atol: float) -> bool:
     )
 
 
-def _show(value, quoted: bool = True) -> str:
+def _show(value) -> str:
+    """A reported value as JSON: quoted and escaped, so it cannot pose as the grader's text."""
     try:
-        text = json.dumps(value) if quoted else str(value)
+        text = json.dumps(value)
     except ValueError:
         text = "a value too large to show"
     return text if len(text) <= 120 else text[:117] + "..."

@@ -20,8 +20,6 @@ from pathlib import Path
 import grader
 from grader import memory_cgroup
 
-SANDBOX_UID_BASE = 1_000_000_000  # + the grading process's pid: a user that owns nothing
-
 
 @dataclass(frozen=True)
 class Limits:

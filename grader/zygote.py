@@ -18,10 +18,12 @@ import contextlib
 import ctypes
 import os
 import resource
+import secrets
 import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -32,6 +34,10 @@ WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
 SCRATCH = ("/tmp", "/dev/shm")
 VIRTUAL_HEADROOM = 4 * 1024**3
+UID_FIRST, UID_COUNT = 1_000_000_000, 1_000_000_000  # owned by no one on a real system
+KEYCTL_GET_KEYRING_ID, KEYCTL_CLEAR = 0, 7
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+SYS_KEYCTL = 250  # x86_64
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
@@ -147,8 +153,13 @@ def _fresh_scratch(size: int, as_root: bool) -> None:
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, options)
 
 
+def submission_uid() -> int:
+    """A user id of the submission's own: no file, process, keyring or limit is shared."""
+    return UID_FIRST + secrets.randbelow(UID_COUNT)
+
+
 def _drop_privileges(uid: int) -> None:
-    """Become the sandbox's own user, with no capability left and none to regain."""
+    """Become the submission's own user, with no capability left and none to regain."""
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
@@ -194,6 +205,23 @@ def _prepare_folder(files: dict) -> None:
                 handle.write(bytes.fromhex(text))
 
 
+def _private_files(keep: tuple[int, ...]) -> None:
+    """Reopen the files the template left open, so that no offset or flag a submission sets on
+    them is seen by the next fork (a fork shares its parent's open file descriptions)."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd <= 2 or fd in keep:
+            continue
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            position = os.lseek(fd, 0, os.SEEK_CUR)
+            private = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+            os.lseek(private, position, os.SEEK_SET)
+            os.dup2(private, fd, inheritable=False)
+            os.close(private)
+
+
 def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_fd) -> None:
     """In the fork: isolate, limit, then run every code cell, reporting each one."""
     os.setsid()
@@ -201,6 +229,7 @@ def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_
     if counted_by_cgroup:
         os.write(cgroup_fd, b"0")
         os.close(cgroup_fd)
+    _private_files(keep=(request_fd, report_fd))
     if settings["isolate"]:
         as_root = os.geteuid() == 0
         _fresh_scratch(settings["scratch_bytes"], as_root)
@@ -251,8 +280,27 @@ def _fork(runner, settings: dict, fds: list[int], control: socket.socket, cgroup
 
 def _death(status: int) -> str:
     if os.WIFSIGNALED(status):
-        return f"the process was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:  # real-time signals have no name
+            name = f"signal {number}"
+        return f"the process was killed by {name}"
     return f"the process exited with status {os.WEXITSTATUS(status)}"
+
+
+def _clear_keyrings(uid: int) -> None:
+    """Empty the kernel keyrings of a submission's user: keys outlive its processes."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresuid(uid, uid, uid)
+            for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+                if _libc.syscall(SYS_KEYCTL, KEYCTL_GET_KEYRING_ID, keyring, 0) >= 0:
+                    _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, keyring)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def _in_sandbox() -> bool:
@@ -353,6 +401,8 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
             os.waitpid(child, 0)
     if not settings["isolate"]:
         _wipe_scratch()
+    elif os.geteuid() == 0:
+        _clear_keyrings(settings["uid"])
     wire.send_fds(control, "cleaned", [], leftovers=left)
 
 
@@ -365,7 +415,6 @@ def main() -> None:
     cgroup = os.environ.get("GRADER_CGROUP_FD")
     settings = {
         "isolate": os.environ.get("GRADER_ISOLATE") == "1",
-        "uid": int(os.environ.get("GRADER_SANDBOX_UID", "65534")),
         "scratch_bytes": int(os.environ.get("GRADER_SCRATCH_BYTES", str(512 * 1024**2))),
     }
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -379,9 +428,10 @@ def main() -> None:
         except (wire.WireError, OSError):
             return
         if message["kind"] == "fork" and len(fds) == 2:
-            child = _fork(runner, settings, fds, control, int(cgroup) if cgroup else None)
+            mine = {**settings, "uid": submission_uid()}
+            child = _fork(runner, mine, fds, control, int(cgroup) if cgroup else None)
             wire.send_fds(control, "forked", [])
-            _attend(control, child, settings)
+            _attend(control, child, mine)
         else:
             return
 

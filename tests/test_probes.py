@@ -83,7 +83,7 @@ def test_missing_extra_renamed_and_failed_observations_fail():
     assert "more observations" in verdict(expected, [["answer", 2.5], ["answer", 2.5]])
     assert "instead" in verdict(expected, [["other", 2.5]])
     stopped = verdict(expected, [["error", "NotImplementedError: "]])
-    assert "stopped with NotImplementedError" in stopped
+    assert 'stopped with "NotImplementedError' in stopped
 
 
 JSON = st.recursive(
