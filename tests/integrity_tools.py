@@ -1,6 +1,7 @@
 """Building courses of adversarial and malformed submissions for the integrity tests."""
 
 import hashlib
+import json
 from pathlib import Path
 
 import nbformat
@@ -11,10 +12,11 @@ from grader.init import init_course
 LESSON = "01_tensors_and_requires_grad"
 
 
-def new_course(root: Path) -> Path:
-    """A fresh course with an honest student whose submission is the solution."""
+def new_course(root: Path, honest: str | None = "honest") -> Path:
+    """A fresh course, with a student named `honest` whose submission is the solution."""
     course = init_course(root)
-    submit(course, "honest", solution_notebook(LESSON).read_bytes())
+    if honest is not None:
+        submit(course, honest, solution_notebook(LESSON).read_bytes())
     return course
 
 
@@ -32,6 +34,58 @@ def answered(code: str, cell: str = "make_leaf") -> bytes:
     target = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell)
     target.source = code
     return nbformat.writes(nb).encode()
+
+
+INTEGRITY = Path(__file__).parent / "integrity"
+
+
+def attack_values(course: Path, first_student: str, port: int, recorded: dict) -> dict:
+    """What the attacks' placeholders stand for: paths an attacker would aim at, the code that
+    finds the report channel, and a genuine report (`recorded`) for the replay attacks."""
+    import sysconfig
+
+    import grader
+    from grader.course import solution_notebook
+
+    return {
+        "channel": (INTEGRITY / "channel.py").read_text(),
+        "recorded": json.dumps(recorded),
+        "canary": course / "canary.txt",
+        "other_submission": course / "submitted" / first_student / LESSON / f"{LESSON}.ipynb",
+        "solution": solution_notebook(LESSON),
+        "gradebook": course / "gradebook.db",
+        "host": "127.0.0.1",
+        "port": port,
+        "grader_dir": Path(grader.__file__).parent,
+        "site_packages": sysconfig.get_paths()["purelib"],
+        "stdlib": sysconfig.get_paths()["stdlib"],
+    }
+
+
+def fill(code: str, values: dict) -> str:
+    """An attack's code with its placeholders filled in."""
+    for key, value in values.items():
+        code = code.replace("{" + key + "}", str(value))
+    return code
+
+
+def solution_with(code: str) -> bytes:
+    """The solution notebook with `code` run first in its first answer cell."""
+    nb = nbformat.read(solution_notebook(LESSON), as_version=4)
+    first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    first.source = code + "\n" + first.source
+    return nbformat.writes(nb).encode()
+
+
+def autograded(course: Path, student: str):
+    """A student's autograded notebook."""
+    return nbformat.read(course / "autograded" / student / LESSON / f"{LESSON}.ipynb", as_version=4)
+
+
+def cell_text(nb, grade_id: str) -> str:
+    """The stream text a cell printed, all pieces joined."""
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
 
 
 def digests(course: Path) -> dict[str, str]:

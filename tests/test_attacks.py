@@ -1,21 +1,75 @@
-"""Submissions that attack the grader earn nothing; an honest one beside them keeps full marks."""
+"""Submissions that attack the grader earn nothing, and harm no honest submission graded after them.
 
+The whole corpus (tests/integrity/attacks.yml) is graded in one run, by one worker, in an order
+that puts an honest submission (the solution) before and after every attack: s000_honest,
+s001_<attack>, s002_honest, … The honest submission right after an attack keeps full marks only
+if the attack left nothing behind that reaches it on the same warm sandbox. The last submission
+of the run is the solution with an observer in front (tests/integrity/observer.py) that looks for
+anything an earlier submission left where a later one can see it.
+"""
+
+import json
 import socket
+import sysconfig
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import pytest
 import yaml
-from integrity_tools import LESSON, answered, digests, new_course, submit
+from integrity_tools import (
+    LESSON,
+    answered,
+    attack_values,
+    autograded,
+    cell_text,
+    digests,
+    fill,
+    new_course,
+    solution_with,
+    submit,
+)
 
-from grader.course import solution_notebook
-from grader.grading import autograde
+import grader
+from grader import outcomes
+from grader.course import nbgrader_api, nbgrader_config, solution_notebook
+from grader.db import engine
+from grader.grading import Result, autograde
 from grader.judge import INTRO, autograded_tests
 from grader.sandbox import Limits
 
-ATTACKS = yaml.safe_load((Path(__file__).parent / "integrity" / "attacks.yml").read_text())
-LIMITS = Limits(cell_seconds=6, notebook_seconds=10, memory_bytes=1024**3)
+HERE = Path(__file__).parent / "integrity"
+ATTACKS = yaml.safe_load((HERE / "attacks.yml").read_text())
+OBSERVER = (HERE / "observer.py").read_text()
+# Short time limits keep the few attacks that overrun them cheap; a memory limit small enough for
+# the memory attacks to reach; a small output budget, so that the attacks on it stay quick.
+LIMITS = Limits(
+    cell_seconds=4, notebook_seconds=8, memory_bytes=512 * 1024**2, output_bytes=1024**2
+)
+RECORDED_SEED = 12345  # the seed of the solution's report that the replay attacks replay
+FULL_MARKS = 7
+PLANTED = [
+    Path(grader.__file__).parent / "zz_planted_by_an_attack.py",
+    Path(sysconfig.get_paths()["purelib"]) / "zz_planted_by_an_attack.pth",
+    Path(sysconfig.get_paths()["stdlib"]) / "zz_planted_by_an_attack.py",
+]
+
+
+def _roster() -> list[tuple[str, dict | None]]:
+    """(student, attack or None for the honest ones), in the order grading takes them."""
+    students = []
+    for number, attack in enumerate(ATTACKS):
+        students.append((f"s{2 * number:03d}_honest", None))
+        students.append((f"s{2 * number + 1:03d}_{attack['name']}", attack))
+    students.append((f"s{2 * len(ATTACKS):03d}_honest", None))
+    students.append((f"s{2 * len(ATTACKS) + 1:03d}_observer", None))
+    return students
+
+
+ROSTER = _roster()
+STUDENT = {attack["name"]: student for student, attack in ROSTER if attack}
+AFTER = {attack["name"]: ROSTER[i + 1][0] for i, (_, attack) in enumerate(ROSTER) if attack}
+OBSERVER_STUDENT = ROSTER[-1][0]
 
 
 class Listener:
@@ -45,60 +99,80 @@ class Listener:
         self.server.close()
 
 
+@dataclass
+class Run:
+    """One grading run over the interleaved roster."""
+
+    course: Path
+    results: dict[str, Result]
+    before: dict[str, str]
+    connections: int
+    order: list[str]  # the students in the order their outcomes were recorded
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """One grading run over the honest student and every attack."""
-    course = new_course(tmp_path_factory.mktemp("attacks") / "course")
+def run(tmp_path_factory, reference_server) -> Run:
+    """Grade every attack, each between two honest submissions, in one run with one worker."""
+    course = new_course(tmp_path_factory.mktemp("attacks") / "course", honest=None)
     listener = Listener()
-    fill = {
-        "canary": str(course / "canary.txt"),
-        "other_submission": str(course / "submitted" / "honest" / LESSON / f"{LESSON}.ipynb"),
-        "solution": str(solution_notebook(LESSON)),
-        "gradebook": str(course / "gradebook.db"),
-        "host": "127.0.0.1",
-        "port": listener.port,
-    }
-    for attack in ATTACKS:
-        code = attack["code"]
-        for key, value in fill.items():
-            code = code.replace("{" + key + "}", str(value))
-        submit(course, attack["name"], answered(code))
+    recorded = reference_server.observe(LESSON, RECORDED_SEED)
+    values = attack_values(course, ROSTER[0][0], listener.port, recorded)
+    honest = solution_notebook(LESSON).read_bytes()
+    for student, attack in ROSTER[:-1]:
+        submit(course, student, answered(fill(attack["code"], values)) if attack else honest)
+    submit(course, OBSERVER_STUDENT, solution_with(OBSERVER))
     before = digests(course)
-    results = {r.student: r for r in autograde(course, LESSON, jobs=2, limits=LIMITS)}
-    listener.close()
-    return course, results, before, listener.connections
+    try:
+        graded = autograde(course, LESSON, jobs=1, limits=LIMITS)
+    finally:
+        listener.close()
+    db_url = nbgrader_api(nbgrader_config(course)).coursedir.db_url
+    with engine(db_url).connect() as conn:
+        rows = conn.execute(outcomes.OUTCOMES.select()).all()
+    order = [row.student for row in sorted(rows, key=lambda row: row.recorded_at)]
+    results = {r.student: r for r in graded}
+    return Run(course, results, before, listener.connections, order)
 
 
-def test_there_are_at_least_twelve_attacks():
-    """The corpus covers the attacks the grader must withstand."""
-    assert len(ATTACKS) >= 12
+def test_the_corpus_covers_every_kind_of_attack():
+    """The corpus holds the attacks the grader must withstand, each under its own name."""
+    names = [attack["name"] for attack in ATTACKS]
+    assert len(names) >= 70 and len(set(names)) == len(names)
 
 
-def test_honest_submission_keeps_full_marks(graded):
-    """The solution, graded in the same run as the attacks, scores full marks."""
-    _, results, _, _ = graded
-    honest = results["honest"]
-    assert (honest.score, honest.outcome) == (honest.max_score, "graded")
+def test_each_attack_is_graded_between_two_honest_submissions(run):
+    """One worker took the students in sorted order: honest, attack, honest, attack, …"""
+    assert run.order == [student for student, _ in ROSTER]
+
+
+def test_the_first_honest_submission_keeps_full_marks(run):
+    """The solution graded first, on a fresh sandbox, scores full marks."""
+    first = run.results[ROSTER[0][0]]
+    assert (first.score, first.outcome) == (FULL_MARKS, "graded"), first.detail
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a["name"] for a in ATTACKS])
-def test_attack_earns_nothing(graded, attack):
+def test_attack_earns_nothing(run, attack):
     """The attack scores 0, and its outcome says what happened."""
-    _, results, _, _ = graded
-    result = results[attack["name"]]
+    result = run.results[STUDENT[attack["name"]]]
     assert result.score == 0, (result.outcome, result.detail)
     assert result.outcome == attack["outcome"], result.detail
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a["name"] for a in ATTACKS])
+def test_the_next_submission_is_unharmed(run, attack):
+    """The honest submission graded right after the attack, on the same worker, scores 7/7."""
+    result = run.results[AFTER[attack["name"]]]
+    assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
 
 
 FORGERIES = [a for a in ATTACKS if a.get("forges")]
 
 
 @pytest.mark.parametrize("attack", FORGERIES, ids=[a["name"] for a in FORGERIES])
-def test_forged_test_cells_are_failed_by_the_judge(graded, attack):
+def test_forged_test_cells_are_failed_by_the_judge(run, attack):
     """The test cells the forgery made pass in its own process are failed from outside it."""
-    course, _, _, _ = graded
-    path = course / "autograded" / attack["name"] / LESSON / f"{LESSON}.ipynb"
-    nb = nbformat.read(path, as_version=4)
+    nb = autograded(run.course, STUDENT[attack["name"]])
     errors = [
         [out.evalue for out in nb.cells[index].outputs if out.output_type == "error"]
         for index in autograded_tests(nb)
@@ -107,30 +181,94 @@ def test_forged_test_cells_are_failed_by_the_judge(graded, attack):
     assert overturned, errors
 
 
-def test_grading_leaves_every_submission_byte_identical(graded):
+LEFTOVER_KINDS = [
+    "tmp",
+    "dev_shm",
+    "sysv_ipc",
+    "mqueue",
+    "processes",
+    "kernel_keys",
+    "abstract_sockets",
+    "tcp_listeners",
+    "udp_sockets",
+    "hostname",
+    "shared_descriptions",
+    "environment",
+    "modules_from_scratch",
+]
+
+
+@pytest.fixture(scope="module")
+def leftovers(run) -> dict:
+    """What the last submission of the run found of all the earlier ones."""
+    result = run.results[OBSERVER_STUDENT]
+    assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
+    text = cell_text(autograded(run.course, OBSERVER_STUDENT), "make_leaf")
+    line = next(line for line in text.splitlines() if line.startswith("LEFTOVERS "))
+    return json.loads(line.removeprefix("LEFTOVERS "))
+
+
+@pytest.mark.parametrize("kind", LEFTOVER_KINDS)
+def test_the_last_submission_finds_nothing_left(leftovers, kind):
+    """No file, process, IPC object, kernel key, socket, setting or module of an earlier
+    submission is there for the last one, graded by the same sandbox as the same user."""
+    assert leftovers[kind] == []
+
+
+def test_grading_leaves_every_submission_byte_identical(run):
     """No attack (and not the grader) changed a submitted file."""
-    course, _, before, _ = graded
-    assert digests(course) == before
+    assert digests(run.course) == run.before
 
 
-def test_nothing_was_written_outside_the_sandbox(graded):
-    """The canary file in the course folder was not created."""
-    course, _, _, _ = graded
-    assert not (course / "canary.txt").exists()
+def test_nothing_was_written_outside_the_sandbox(run):
+    """Neither the canary in the course folder nor a file in the grader, venv or stdlib exists."""
+    written = [p for p in [run.course / "canary.txt", *PLANTED] if p.exists()]
+    assert written == []
 
 
-def test_no_connection_left_the_sandbox(graded):
+def test_no_connection_left_the_sandbox(run):
     """The loopback server outside the sandbox was never reached."""
-    _, _, _, connections = graded
-    assert connections == 0
+    assert run.connections == 0
+
+
+def test_no_submission_stops_the_sandbox(run):
+    """Whatever a submission does to its own processes, the template it was forked from survives
+    it: a template that stops takes the submission's cleanup with it and makes the next one wait
+    for a new one."""
+    stopped = {s: r.detail for s, r in run.results.items() if "the sandbox stopped" in r.detail}
+    assert stopped == {}
+
+
+def test_recorded_details_hold_no_control_characters(run):
+    """What the grader records of each outcome prints as it reads: no escape code, no bidi."""
+    unsafe = {
+        student: result.detail
+        for student, result in run.results.items()
+        if not all(char.isprintable() for char in result.detail)
+    }
+    assert unsafe == {}
+
+
+def test_autograded_notebooks_stay_within_the_output_budget(run):
+    """What the grader writes for a submission is bounded by the output it allows the run."""
+    budget = LIMITS.output_bytes * 4 + 1_000_000
+    sizes = {
+        student: path.stat().st_size
+        for student, _ in ROSTER
+        if (path := run.course / "autograded" / student / LESSON / f"{LESSON}.ipynb").is_file()
+    }
+    submitted = len(solution_notebook(LESSON).read_bytes())
+    over = {student: size for student, size in sizes.items() if size > budget + 2 * submitted}
+    assert over == {}
 
 
 def test_the_sandbox_is_active_here():
-    """The attack tests mean something only with the namespaces on, wherever the checkout is."""
+    """The attack tests mean something only with the namespaces and the memory cgroup on."""
     from grader.sandbox import probe
 
     protections, _ = probe()
     assert protections.namespaces and protections.unprivileged, protections.describe()
+    assert protections.per_submission and protections.memory_cgroup, protections.describe()
 
 
 def test_nothing_a_submission_leaves_in_scratch_reaches_the_next(tmp_path):
@@ -147,11 +285,6 @@ def test_nothing_a_submission_leaves_in_scratch_reaches_the_next(tmp_path):
     submit(course, "a_leaves", answered(leave))
     submit(course, "b_looks", answered(look))
     autograde(course, LESSON, ["a_leaves", "b_looks"], jobs=1, limits=LIMITS)
-    path = course / "autograded" / "b_looks" / LESSON / f"{LESSON}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    cell = next(
-        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "make_leaf"
-    )
-    seen = cell.outputs[0].text
+    seen = cell_text(autograded(course, "b_looks"), "make_leaf")
     assert "submission" in seen, seen
     assert not any(name in seen for name in ("note", "left", "link")), seen

@@ -1,0 +1,105 @@
+"""Run first in the last submission of the attack run (otherwise the solution): what is left?
+
+Every submission of a run is graded by the same sandbox, as the same user. Whatever an earlier
+submission left that this one can see (files, processes, IPC objects, kernel keys, listening
+sockets, open files inherited from the template and changed, planted modules, environment) is
+printed on one line as JSON, after LEFTOVERS.
+"""
+
+import ctypes as _ctypes
+import fcntl as _fcntl
+import json as _json
+import os as _os
+import socket as _socket
+import stat as _stat
+import sys as _sys
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        with open(path) as handle:
+            return handle.read().splitlines()
+    except OSError as error:
+        return [f"unreadable: {error}"]
+
+
+def _processes() -> list[str]:
+    found = []
+    for pid in _os.listdir("/proc"):
+        if pid.isdigit() and int(pid) not in (1, _os.getpid(), _os.getppid()):
+            try:
+                with open(f"/proc/{pid}/cmdline") as handle:
+                    found.append(f"{pid}: {handle.read().replace(chr(0), ' ')[:80]}")
+            except OSError:
+                found.append(pid)
+    return found
+
+
+def _user_keys() -> list[str]:
+    """Kernel keys this user can see, other than its own empty per-user keyrings."""
+    left = []
+    for line in _lines("/proc/keys"):
+        parts = line.split()
+        if len(parts) > 8 and not (parts[7] == "keyring" and parts[8].startswith("_uid")):
+            left.append(line)
+    return left
+
+
+def _message_queue() -> list[str]:
+    try:
+        librt = _ctypes.CDLL("librt.so.1", use_errno=True)
+    except OSError as error:
+        return [f"no librt: {error}"]
+    queue = librt.mq_open(b"/grader_left", _os.O_RDONLY)
+    if queue < 0:
+        return []
+    librt.mq_close(queue)
+    return ["/grader_left"]
+
+
+def _shared_descriptions() -> list[str]:
+    """Inherited open files whose offset or flags an earlier fork changed (the descriptions are
+    shared with the template, so a change made by one fork is seen by the next)."""
+    marked = []
+    for fd in range(3, 256):
+        try:
+            if not _stat.S_ISREG(_os.fstat(fd).st_mode):
+                continue
+            offset = _os.lseek(fd, 0, _os.SEEK_CUR)
+            flags = _fcntl.fcntl(fd, _fcntl.F_GETFL)
+        except OSError:
+            continue
+        if offset == 0x6772616465 or flags & (_os.O_DIRECT | _os.O_NONBLOCK | _os.O_APPEND):
+            marked.append(f"{fd}: offset {offset:#x}, flags {flags:#o}")
+    return marked
+
+
+def _leftovers() -> dict[str, list]:
+    return {
+        "tmp": sorted(set(_os.listdir("/tmp")) - {"submission"}),
+        "dev_shm": sorted(_os.listdir("/dev/shm")),
+        "sysv_ipc": [
+            line for kind in ("shm", "msg", "sem") for line in _lines(f"/proc/sysvipc/{kind}")[1:]
+        ],
+        "mqueue": _message_queue(),
+        "processes": _processes(),
+        "kernel_keys": _user_keys(),
+        "abstract_sockets": [
+            line.split()[-1]
+            for line in _lines("/proc/net/unix")[1:]
+            if line.split()[-1].startswith("@")
+        ],
+        "tcp_listeners": [line for line in _lines("/proc/net/tcp")[1:] if line.split()[3] == "0A"],
+        "udp_sockets": _lines("/proc/net/udp")[1:],
+        "hostname": [name for name in [_socket.gethostname()] if "planted" in name],
+        "shared_descriptions": _shared_descriptions(),
+        "environment": sorted(k for k, v in _os.environ.items() if "planted" in v),
+        "modules_from_scratch": sorted(
+            name
+            for name, module in list(_sys.modules.items())
+            if str(getattr(module, "__file__", "") or "").startswith(("/tmp", "/dev/shm"))
+        ),
+    }
+
+
+print("LEFTOVERS " + _json.dumps(_leftovers()))
