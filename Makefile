@@ -3,22 +3,27 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
-# From Debian: bubblewrap for the grader's sandbox, postgresql for the PostgreSQL gradebook test.
-SYSTEM_PACKAGES := bubblewrap postgresql
+# From Debian: bubblewrap for the grader's sandbox, postgresql for the PostgreSQL gradebook test,
+# chromium and fonts-liberation for the browser tests.
+SYSTEM_PACKAGES := bubblewrap postgresql chromium fonts-liberation
 # nbgrader and Jupyter start helper programs (alembic, kernels) by name: find ours first.
 export PATH := $(BIN):$(PATH)
 
-.PHONY: install demo test lab release outputs format lint clean
+# The instructor's JupyterLab opens this course folder (the demo course unless COURSE is given).
+COURSE ?= build/demo
+
+.PHONY: install demo test lab instructor release outputs format lint clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
-	@{ command -v bwrap && ls /usr/lib/postgresql/*/bin/initdb; } >/dev/null 2>&1 \
+	@{ command -v bwrap && ls /usr/lib/postgresql/*/bin/initdb && command -v chromium \
+	   && ls /usr/share/fonts/truetype/liberation; } >/dev/null 2>&1 \
 	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq \
 	       && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; } \
 	  || echo "warning: install $(SYSTEM_PACKAGES): without bubblewrap the grader's sandbox is off," \
-	          "and the PostgreSQL gradebook test needs postgresql"
+	          "the PostgreSQL gradebook test needs postgresql, the browser tests chromium"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -30,8 +35,13 @@ demo: $(STAMP)  ## grade the bundled example class and print the score table
 test: $(STAMP)  ## the full test suite, as CI runs it
 	$(BIN)/python -m pytest
 
-lab: $(STAMP)  ## JupyterLab on the student notebooks
-	$(BIN)/jupyter lab notebooks
+lab: $(STAMP)  ## JupyterLab for a student: the lessons and Validate, no instructor tools
+	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter/student $(BIN)/jupyter lab notebooks
+
+instructor: $(STAMP)  ## JupyterLab with the formgrader on COURSE (default: the graded demo)
+	@[ -f $(COURSE)/nbgrader_config.py ] || [ "$(COURSE)" != build/demo ] || $(BIN)/python -m grader demo
+	@[ -f $(COURSE)/nbgrader_config.py ] || { echo "$(COURSE) is not a course: grader init $(COURSE)"; exit 2; }
+	cd $(COURSE) && JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter/instructor $(BIN)/jupyter lab
 
 release: $(STAMP)  ## regenerate notebooks/ from solutions/
 	$(BIN)/python -m grader release
