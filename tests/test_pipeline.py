@@ -168,3 +168,36 @@ def test_release_command_rejects_an_unknown_lesson(capsys):
     """`grader release` with a lesson that does not exist exits 2 and lists the known ones."""
     assert main(["release", "99_nope"]) == 2
     assert "no such lesson: 99_nope (known: 01_tensors_and_requires_grad" in capsys.readouterr().err
+
+
+def test_the_instructor_sees_the_pinned_scores_in_the_formgrader(demo, tmp_path):
+    """`make instructor COURSE=…` opens JupyterLab with the formgrader on the graded demo course,
+    and each lesson's submissions page shows every student's pinned score."""
+    from browser_tools import CHROMIUM, CHROMIUM_ARGS, Lab, Steps
+    from playwright.sync_api import sync_playwright
+
+    from grader.course import REPO_ROOT
+
+    out, _ = demo
+    lab = Lab(REPO_ROOT, "instructor", f"COURSE={out}", home=tmp_path)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            steps = Steps(page, "test_the_instructor_sees_the_pinned_scores_in_the_formgrader")
+            with steps.step("open the lab"):
+                page.goto(lab.link("/lab"))
+                page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for()
+            for lesson in lessons():
+                with steps.step(f"scores of {lesson}"):
+                    page.goto(f"{lab.url}/formgrader/manage_submissions/{lesson}")
+                    page.locator("table tbody tr", has_text="alice").wait_for(timeout=60_000)
+                    rows = page.locator("table tbody tr").all_inner_texts()
+                    shown = {row.split("\t")[1]: row.split("\t")[4] for row in rows}
+                    wanted = {s: f"{v:g} / " for (ls, s), v in PINNED.items() if ls == lesson}
+                    assert set(shown) == set(wanted), shown
+                    for student, prefix in wanted.items():
+                        assert shown[student].startswith(prefix), (student, shown[student])
+            browser.close()
+    finally:
+        lab.stop()

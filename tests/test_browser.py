@@ -1,0 +1,189 @@
+"""A student's path in a real browser: `make lab` as the README says, then headless Chromium.
+
+The lab runs in a copy of the checkout (sharing its .venv), so the answers the test saves never
+touch the real notebooks/. A failing step leaves a screenshot under build/browser/.
+"""
+
+import os
+import re
+import subprocess
+import urllib.request
+
+import nbformat
+import pytest
+from browser_tools import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
+    Lab,
+    Steps,
+    active_cell,
+    checkout_copy,
+    go_to_cell,
+    run_menu,
+    type_into_cell,
+    wait_until_quiet,
+)
+
+from grader.course import solution_notebook
+
+FIRST, LAST = "01_tensors_and_requires_grad", "05_gradients_at_work"
+INSTRUCTOR_TOOLS = ["Nbgrader", "Formgrader", "Create Assignment", "Assignment List", "Courses"]
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory):
+    """A copy of the repository's tracked files, as a student's clone."""
+    return checkout_copy(tmp_path_factory.mktemp("student") / "repo")
+
+
+@pytest.fixture(scope="module")
+def lab(checkout, tmp_path_factory):
+    """`make lab`, run as the README tells a student to."""
+    started = Lab(checkout, "lab", home=tmp_path_factory.mktemp("lab"))
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh page, and the steps that screenshot it when they fail."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    opened = context.new_page()
+    yield opened, Steps(opened, request.node.name)
+    context.close()
+
+
+def _open(page, lab: Lab, lesson: str) -> None:
+    """Open a lesson in a fresh workspace, its kernel ready and the notebook focused."""
+    page.goto(lab.link(f"/lab/tree/{lesson}/{lesson}.ipynb") + "&reset")
+    page.wait_for_selector(IDLE, timeout=120_000)
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+
+
+def _run_all(page) -> None:
+    """Run All Cells, then wait until the first cell has run and the kernel is quiet."""
+    run_menu(page, "Run", "Run All Cells")
+    page.locator(".jp-InputPrompt", has_text="[1]:").first.wait_for(timeout=60_000)
+    wait_until_quiet(page)
+
+
+def _answers(lesson: str) -> dict[int, str]:
+    """The solution of each answer cell, as a student would type it (no nbgrader markers)."""
+    nb = nbformat.read(solution_notebook(lesson), as_version=4)
+    return {
+        index: "\n".join(line for line in cell.source.splitlines() if "### " not in line)
+        for index, cell in enumerate(nb.cells)
+        if cell.metadata.get("nbgrader", {}).get("solution")
+    }
+
+
+def test_student_mode_offers_none_of_the_instructor_tools(lab, page):
+    """No Nbgrader menu, no create-assignment panel, no formgrader page, no exchange warning
+    and no news toast: only the lessons and the Validate button."""
+    page, steps = page
+    with steps.step("open lesson 1"):
+        _open(page, lab, FIRST)
+    with steps.step("look for instructor tools"):
+        menus = [m.inner_text() for m in page.locator(".lm-MenuBar-itemLabel").all()]
+        assert "Run" in menus and "Nbgrader" not in menus, menus
+        for tool in INSTRUCTOR_TOOLS:
+            assert page.get_by_text(tool, exact=True).count() == 0, tool
+        assert page.get_by_role("button", name="Validate").is_visible()
+    with steps.step("ask the server for them"):
+        for path in ("/formgrader", "/formgrader/manage_assignments", "/assignments", "/courses"):
+            assert lab.status(path) == 404, path
+    with steps.step("notifications"):
+        page.wait_for_timeout(2000)
+        toasts = page.locator(".Toastify__toast").all_inner_texts()
+        assert not [t for t in toasts if re.search("exchange|news", t, re.IGNORECASE)], toasts
+        assert "exchange" not in lab.log_text().lower()
+
+
+def test_a_student_runs_answers_and_validates_lesson_one(lab, checkout, page):
+    """Run All stops at the first exercise with one clean message; typed answers then pass
+    Validate, and they are saved in the student's notebook."""
+    page, steps = page
+    answers = _answers(FIRST)
+    with steps.step("open and run all"):
+        _open(page, lab, FIRST)
+        _run_all(page)
+    with steps.step("the first exercise's message"):
+        failed = page.locator(".jp-OutputArea-output[data-mime-type*='stderr']").filter(
+            has_text="CheckFailed"
+        )
+        message = failed.first.inner_text()
+        assert message.startswith("CheckFailed: make_leaf is not written yet"), message
+        assert "replace the line `raise NotImplementedError(...)`" in message
+        assert "checks.py" not in message and "Traceback" not in message
+    with steps.step("type the answers"):
+        for index, text in answers.items():
+            type_into_cell(page, index, text)
+        page.keyboard.press("Control+s")
+        page.wait_for_selector("text=/Saving completed|Last Saved/", timeout=20_000)
+    with steps.step("validate"):
+        page.get_by_role("button", name="Validate").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.get_by_text("Success! Your notebook passes all the tests.").wait_for(timeout=180_000)
+    saved = nbformat.read(checkout / "notebooks" / FIRST / f"{FIRST}.ipynb", as_version=4)
+    assert {i: saved.cells[i].source for i in answers} == answers
+
+
+def test_lesson_five_shows_its_figures(lab, page):
+    """After Run All, every cell of lesson 5 that draws a figure shows it as an image."""
+    page, steps = page
+    nb = nbformat.read(solution_notebook(LAST), as_version=4)
+    figures = [
+        index
+        for index, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and any("image/png" in out.get("data", {}) for out in cell.outputs)
+    ]
+    assert len(figures) >= 2
+    with steps.step("open and run all"):
+        _open(page, lab, LAST)
+        _run_all(page)
+    for index in figures:
+        with steps.step(f"figure in cell {index}"):
+            go_to_cell(page, index)
+            image = active_cell(page).locator(".jp-OutputArea-output img").first
+            image.scroll_into_view_if_needed()
+            image.wait_for(state="visible", timeout=30_000)
+            width = image.evaluate("img => img.naturalWidth")
+            assert width > 100, width
+
+
+def test_binder_starts_in_student_mode(checkout, tmp_path):
+    """Binder runs `start` before the server: the formgrader is off and the page disables
+    nbgrader's instructor extensions."""
+    env = {**os.environ, "BROWSER": "true", "JUPYTER_CONFIG_PATH": "/elsewhere"}
+    shown = subprocess.run(
+        ["./start", "sh", "-c", "echo $JUPYTER_CONFIG_PATH"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert shown == f"{checkout}/jupyter/student:/elsewhere"
+    jupyter = str(checkout / ".venv" / "bin" / "jupyter")
+    lab = Lab(checkout, command=["./start", jupyter, "lab", "notebooks"], home=tmp_path)
+    try:
+        assert lab.status("/formgrader") == 404
+        with urllib.request.urlopen(lab.link("/lab"), timeout=10) as response:
+            page = response.read().decode()
+        assert "@jupyter/nbgrader:formgrader" in page
+        assert "@jupyter/nbgrader:create-assignment" in page
+    finally:
+        lab.stop()
