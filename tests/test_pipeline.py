@@ -1,6 +1,7 @@
 """The instructor pipeline on the example class: grades, feedback, export and report agree."""
 
 import csv
+import html
 import subprocess
 import sys
 
@@ -201,3 +202,12 @@ def test_the_instructor_sees_the_pinned_scores_in_the_formgrader(demo, tmp_path)
             browser.close()
     finally:
         lab.stop()
+
+
+def test_feedback_gives_an_untouched_exercise_the_same_sentence_as_validate(demo):
+    """carol handed in the untouched notebook: her feedback says, as Validate does, that the
+    exercise is not written yet and how to start."""
+    out, _ = demo
+    lesson = "01_tensors_and_requires_grad"
+    text = html.unescape((out / f"feedback/carol/{lesson}/{lesson}.html").read_text())
+    assert "CheckFailed: make_leaf is not written yet: in its answer cell, replace the line" in text

@@ -3,6 +3,7 @@
 import re
 
 import nbformat
+from nbgrader.validator import Validator
 from notebook_tools import execute, validate
 
 from grader.course import solution_notebook, student_notebook
@@ -44,3 +45,13 @@ def test_lesson_cells_outside_the_exercises_run_in_the_student_notebook(lesson):
             ):
                 broken.append((cell.source.splitlines()[0], out.get("evalue", out.get("text"))))
     assert broken == []
+
+
+def test_validate_shows_a_failed_check_as_its_one_line_explanation():
+    """What Validate reports for an untouched exercise is the check's own sentence, which says
+    the exercise is not written yet and how to start, with no frame of the grader's code."""
+    result = Validator().validate(str(student_notebook("01_tensors_and_requires_grad")))
+    first = result["failed"][0]["error"]
+    assert "CheckFailed: make_leaf is not written yet" in first
+    assert "replace the line `raise NotImplementedError(...)`" in first
+    assert "checks.py" not in first and "grader/" not in first
