@@ -5,8 +5,9 @@ observations for that seed. A reference server (`python -m grader.reference`), s
 grading process, imports torch once. For each lesson it forks a lesson process that runs the
 solution's cells up to the first exercise (the lesson itself, figures and all); for each seed,
 the lesson process forks again, runs the exercises with each test cell's probe in its place, and
-answers. No submission's code or data ever reaches these processes: they get a lesson id and a
-seed, and run instructor code only.
+answers. Only the lesson asked for last keeps a process (grading goes lesson by lesson). No
+submission's code or data ever reaches these processes: they get a lesson id and a seed, and run
+instructor code only.
 """
 
 import os
@@ -195,7 +196,11 @@ def serve() -> None:
             wire.send(stdout, "failed", reason=reason, seed=seed)
             continue
         if lesson not in lessons:
-            lessons[lesson] = _lesson_process(lesson)
+            for pid, to_lesson, from_lesson in lessons.values():  # one lesson at a time: memory
+                os.close(to_lesson)
+                os.close(from_lesson)
+                os.waitpid(pid, 0)
+            lessons = {lesson: _lesson_process(lesson)}
         _, to_lesson, from_lesson = lessons[lesson]
         try:
             wire.send(to_lesson, "seed", seed=seed)
