@@ -23,8 +23,10 @@ import nbformat
 from grader import memory_cgroup, wire
 from grader.cell_runner import MAX_OUTPUTS
 from grader.sandbox import Limits, probe
+from grader.submission_check import regular_files
 
 FILE_LIMIT = 32 * 1024**2
+SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
 CONTROL_SECONDS = 30
 
 
@@ -53,8 +55,10 @@ class Sandbox:
     def start(self) -> None:
         """Start the template and wait until it has imported torch and run the lessons' cells."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # Only what the template needs: the grader's own environment (database passwords,
+        # cloud keys) must not be readable by student code.
         env = {
-            **os.environ,
+            **{k: os.environ[k] for k in SAFE_ENVIRONMENT if k in os.environ},
             "OMP_NUM_THREADS": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             "GRADER_PID_NAMESPACE": "1" if self.protections.namespaces else "0",
@@ -180,6 +184,7 @@ class _Watch:
     def __init__(self, limits: Limits, probes_at: dict):
         self.limits, self.probes_at = limits, probes_at
         self.report = RunReport()
+        self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
         self.current: int | None = None
         self.expect_probe: str | None = None
         self.finished = False
@@ -251,6 +256,11 @@ class _Watch:
             if isinstance(raw, list) and len(raw) > MAX_OUTPUTS:
                 self.report.outcome = "output limit"
                 self.report.detail = f"more than {MAX_OUTPUTS} outputs in cell {self.current}"
+            self.written += written_size(raw, self.budget - self.written)
+            if self.written > self.budget:  # what it would take once written as a notebook
+                self.report.outcome = "output limit"
+                self.report.detail = f"the outputs would take over {self.budget} bytes written"
+                raw = []
             self.report.cells[self.current] = {
                 "outputs": _outputs(raw),
                 "execution_count": _count(message.get("count")),
@@ -271,6 +281,25 @@ class _Watch:
         else:
             return f"an unknown message {kind[:40]!r}"
         return None
+
+
+def written_size(value, cap: int) -> int:
+    """About how many bytes `value` takes in a notebook file, where each line of a text and each
+    item of a list or object goes on a line of its own, indented; counting stops past `cap`."""
+    size, stack = 0, [(value, 1)]
+    while stack and size <= cap:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            size += len(item) + (item.count("\n") + 1) * (depth + 4)
+        elif isinstance(item, dict):
+            size += sum(len(key) + depth + 4 for key in item)
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            size += len(item) * (depth + 2)
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            size += 24
+    return size
 
 
 def _count(value) -> int | None:
@@ -306,11 +335,11 @@ def _lesson_cells() -> list[str]:
 
 
 def folder_files(folder: Path, notebook: str) -> dict[str, bytes]:
-    """The files beside the notebook in a submission folder, up to FILE_LIMIT bytes in all."""
+    """The regular files beside the notebook in a submission folder, up to FILE_LIMIT bytes."""
     files, total = {}, 0
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.name != notebook and not path.is_symlink():
-            total += path.stat().st_size
+    for path in regular_files(folder):
+        if path.name != notebook:
+            total += path.lstat().st_size
             if total <= FILE_LIMIT:
                 files[str(path.relative_to(folder))] = path.read_bytes()
     return files

@@ -23,6 +23,7 @@ from grader.engine import Sandbox, apply_run, folder_files
 from grader.judge import Verdict, autograded_tests, judge_tests
 from grader.nbgrader_steps import AFTER_RUN, SANITIZE
 from grader.reference import ReferenceServer, probes_file
+from grader.submission_check import open_no_follow, regular_files
 
 
 @dataclass
@@ -50,7 +51,7 @@ def autograde_submission(
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(source, target)
+    _copy_regular_files(source, target)
     for extra in Path(coursedir.format_path(coursedir.source_directory, ".", lesson)).iterdir():
         ignored = any(fnmatch(extra.name, pattern) for pattern in coursedir.ignore)
         if extra.is_file() and extra.suffix != ".ipynb" and not ignored:
@@ -92,6 +93,24 @@ def autograde_submission(
     return report.outcome, "; ".join(filter(None, notes))
 
 
+COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000
+
+
+def _copy_regular_files(source: Path, target: Path) -> None:
+    """Copy the submission's regular files (no link followed, no device read), up to limits."""
+    target.mkdir(parents=True)
+    total = 0
+    for path in regular_files(source)[:COPY_COUNT]:
+        total += path.lstat().st_size
+        if total > COPY_LIMIT:
+            break
+        copy = target / path.relative_to(source)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "rb", opener=open_no_follow) as read, open(copy, "wb") as write:
+            shutil.copyfileobj(read, write)
+        shutil.copystat(path, copy, follow_symlinks=False)
+
+
 def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict) -> None:
     """nbgrader's SaveAutoGrades and AssignLatePenalties, in a single transaction.
 
@@ -118,6 +137,10 @@ def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict)
                 unchanged = cell.metadata.nbgrader.get("checksum") == utils.compute_checksum(cell)
                 no_response = unchanged and not utils.is_task(cell)
                 comments[grade_id].auto_comment = "No response." if no_response else None
+        present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+        for name, grade in grades.items():  # a deleted test cell must not keep an old score
+            if name not in present:
+                grade.auto_score, grade.needs_manual_grade = 0, False
         notebook.late_submission_penalty = None
         if submission.total_seconds_late > 0:
             penalty = LateSubmissionPlugin(config=config).late_submission_penalty(

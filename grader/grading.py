@@ -6,6 +6,7 @@ outcome is recorded for their current files are not graded twice.
 """
 
 import atexit
+import contextlib
 import hashlib
 import multiprocessing
 import multiprocessing.pool
@@ -44,10 +45,15 @@ def submitted_students(course_dir: Path, lesson: str) -> list[str]:
 
 
 def fingerprint(folder: Path) -> str:
-    """A hash of every file in a submission folder, to notice a changed submission."""
+    """A hash of every regular file in a submission folder (links are not followed), to notice
+    a changed submission."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    for path in submission_check.regular_files(Path(folder)):
+        name = os.fsencode(path.relative_to(folder))
+        digest.update(len(name).to_bytes(8, "big") + name + path.lstat().st_size.to_bytes(8, "big"))
+        with open(path, "rb", opener=submission_check.open_no_follow) as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -91,8 +97,21 @@ def _workers(limits: Limits):
 
 
 def grade_one(task: tuple) -> tuple[str, str, str]:
-    """Grade one submission; return (student, outcome, detail). Never raises."""
+    """Grade one submission; return (student, outcome, detail). Never raises: whatever goes
+    wrong is recorded as this submission's outcome, and the class goes on."""
     course_dir, lesson, student, engine, limits = task
+    try:
+        return _grade_one(course_dir, lesson, student, engine, limits)
+    except Exception as error:
+        detail = f"the grader could not read it ({type(error).__name__}: {str(error)[:200]})"
+        with contextlib.suppress(Exception):
+            api = nbgrader_api(_config(course_dir, limits))
+            _zero(api, lesson, student)
+            outcomes.record(api.coursedir.db_url, lesson, student, "not graded", detail, "")
+        return student, "not graded", detail
+
+
+def _grade_one(course_dir, lesson: str, student: str, engine: str, limits: Limits):
     share_engines_with_nbgrader()
     folder = Path(course_dir) / "submitted" / student / lesson
     api = nbgrader_api(_config(course_dir, limits))

@@ -1,42 +1,80 @@
 """Look at a submission before grading it: is the notebook there, and is it a notebook?"""
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import nbformat
 
 SIZE_LIMIT = 50 * 1024**2
+MAX_CELLS = 2000  # a lesson has fewer than 100
+
+
+def open_no_follow(path, flags: int) -> int:
+    """os.open that refuses a symbolic link (for `open(..., opener=)`)."""
+    return os.open(path, flags | os.O_NOFOLLOW)
+
+
+def regular_files(folder: Path) -> list[Path]:
+    """The regular files under `folder`, sorted; links and special files are not followed."""
+    found = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in files:
+            path = Path(root) / name
+            if stat.S_ISREG(path.lstat().st_mode):
+                found.append(path)
+    return sorted(found)
 
 
 def problem(folder: Path, lesson: str) -> tuple[str, str] | None:
-    """(outcome, reason) when the submission cannot be graded, else None."""
+    """(outcome, reason) when the submission cannot be graded, else None. Never raises."""
+    try:
+        return _problem(Path(folder), lesson)
+    except Exception as error:  # whatever the file does to a parser, it is not gradable
+        return "malformed", f"{lesson}.ipynb cannot be read ({type(error).__name__})"
+
+
+def _problem(folder: Path, lesson: str) -> tuple[str, str] | None:
     expected = f"{lesson}.ipynb"
-    path = Path(folder) / expected
+    path = folder / expected
+    if folder.is_symlink():
+        return "malformed", "the submission folder is a symbolic link"
+    if path.is_symlink() or (path.exists() and not stat.S_ISREG(path.lstat().st_mode)):
+        return "malformed", f"{expected} is a link or a special file, not a notebook file"
     if not path.is_file():
-        others = sorted(p.name for p in Path(folder).glob("*.ipynb")) if folder.is_dir() else []
+        others = sorted(p.name for p in folder.glob("*.ipynb")) if folder.is_dir() else []
         found = f"; found {', '.join(others)}" if others else ""
         return "missing notebook", f"no {expected} in the submission{found}"
-    size = path.stat().st_size
+    size = path.lstat().st_size
     if size > SIZE_LIMIT:
         return "malformed", f"{expected} is {size / 1024**2:.0f} MB, over the 50 MB limit"
-    data = path.read_bytes()
+    with open(path, "rb", opener=open_no_follow) as handle:
+        data = handle.read(SIZE_LIMIT + 1)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         return "malformed", f"{expected} is not valid UTF-8 (byte {error.start})"
     try:
         raw = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         truncated = text.lstrip().startswith("{") and not text.rstrip().endswith("}")
         hint = " (the file looks truncated)" if truncated else ""
-        return "malformed", f"{expected} is not JSON: {error}{hint}"
-    if not isinstance(raw, dict) or raw.get("nbformat") != 4:
-        version = raw.get("nbformat") if isinstance(raw, dict) else None
+        return "malformed", f"{expected} is not JSON: {type(error).__name__}{hint}"
+    version = raw.get("nbformat") if isinstance(raw, dict) else None
+    if type(version) is not int or version != 4 or type(raw.get("nbformat_minor")) is not int:
         return "malformed", f"{expected} has nbformat version {version!r}; lessons use version 4"
+    cells = raw.get("cells")
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        return "malformed", f"{expected} has {len(cells)} cells, over the limit of {MAX_CELLS}"
     try:
         nbformat.validate(nbformat.from_dict(raw))
     except nbformat.ValidationError as error:
-        return "malformed", f"{expected} is not a valid notebook: {error.message}"
+        return "malformed", f"{expected} is not a valid notebook: {error.message[:200]}"
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell.get("metadata", {}).get("nbgrader", {}), dict):
+            return "malformed", f"{expected}: cell {number} has nbgrader metadata that is no object"
     return None
 
 
@@ -48,5 +86,5 @@ def extra_notebooks(folder: Path, lesson: str) -> list[str]:
 def deleted_tests(folder: Path, lesson: str, grade_ids: list[str]) -> list[str]:
     """The lesson's test cells missing from a (readable) submission."""
     nb = nbformat.read(Path(folder) / f"{lesson}.ipynb", as_version=4)
-    present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    present = {str(c.metadata.get("nbgrader", {}).get("grade_id")) for c in nb.cells}
     return [grade_id for grade_id in grade_ids if grade_id not in present]

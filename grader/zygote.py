@@ -233,7 +233,9 @@ def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_
     if settings["isolate"]:
         as_root = os.geteuid() == 0
         _fresh_scratch(settings["scratch_bytes"], as_root)
-        _drop_privileges(settings["uid"]) if as_root else _drop_capabilities()
+        if as_root:
+            _drop_privileges(settings["uid"])
+        _drop_capabilities()  # what is left (the inheritable set) goes too
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):

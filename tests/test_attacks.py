@@ -9,6 +9,7 @@ anything an earlier submission left where a later one can see it.
 """
 
 import json
+import os
 import socket
 import sysconfig
 import threading
@@ -46,6 +47,7 @@ OBSERVER = (HERE / "observer.py").read_text()
 LIMITS = Limits(
     cell_seconds=4, notebook_seconds=8, memory_bytes=512 * 1024**2, output_bytes=1024**2
 )
+SECRET_NAME, SECRET = "PGPASSWORD", "not-for-students-4d1c"
 RECORDED_SEED = 12345  # the seed of the solution's report that the replay attacks replay
 FULL_MARKS = 7
 PLANTED = [
@@ -122,10 +124,12 @@ def run(tmp_path_factory, reference_server) -> Run:
         submit(course, student, answered(fill(attack["code"], values)) if attack else honest)
     submit(course, OBSERVER_STUDENT, solution_with(OBSERVER))
     before = digests(course)
+    os.environ[SECRET_NAME] = SECRET  # what an instructor's shell may hold (a database password)
     try:
         graded = autograde(course, LESSON, jobs=1, limits=LIMITS)
     finally:
         listener.close()
+        del os.environ[SECRET_NAME]
     db_url = nbgrader_api(nbgrader_config(course)).coursedir.db_url
     with engine(db_url).connect() as conn:
         rows = conn.execute(outcomes.OUTCOMES.select()).all()
@@ -288,3 +292,15 @@ def test_nothing_a_submission_leaves_in_scratch_reaches_the_next(tmp_path):
     seen = cell_text(autograded(course, "b_looks"), "make_leaf")
     assert "submission" in seen, seen
     assert not any(name in seen for name in ("note", "left", "link")), seen
+
+
+def test_the_grading_process_environment_never_reaches_a_submission(run):
+    """A password in the grader's environment is not in any autograded notebook, even the one
+    of the attack that prints its whole environment."""
+    leaked = [
+        student
+        for student, _ in ROSTER
+        if (path := run.course / "autograded" / student / LESSON / f"{LESSON}.ipynb").is_file()
+        and SECRET in path.read_text(errors="replace")
+    ]
+    assert leaked == []

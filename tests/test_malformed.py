@@ -10,7 +10,7 @@ import time
 
 import nbformat
 import pytest
-from integrity_tools import LESSON, digests, new_course, submit
+from integrity_tools import LESSON, answered, digests, new_course, submit
 
 from grader.course import REPO_ROOT, solution_notebook, student_notebook
 from grader.grading import autograde
@@ -54,12 +54,33 @@ def _kernelspec(nb):
     nb.metadata["kernelspec"] = {"name": "evil", "display_name": "Evil", "language": "python"}
 
 
+def _raw_edit(**fields) -> bytes:
+    raw = json.loads(SOLUTION)
+    raw.update(fields)
+    return json.dumps(raw).encode()
+
+
+def _nbgrader_metadata_as_text(nb):
+    nb.cells[1].metadata["nbgrader"] = "not an object"
+
+
+def _many_cells(nb):
+    nb.cells.extend(nbformat.v4.new_markdown_cell("x") for _ in range(3000))
+
+
 def _huge_outputs(nb):
     text = "x" * 30_000_000
     nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
 
 
 SOLUTION = solution_notebook(LESSON).read_bytes()
+# Reads whatever lies beside the notebook, as a submission that brought links would.
+LEAKS = (
+    "import os\n"
+    "for root, _, files in os.walk('.'):\n"
+    "    for name in files:\n"
+    "        print(name, open(os.path.join(root, name), 'rb').read(300))\n"
+)
 # student: (files, expected outcome, a phrase the reason must contain, expected score or None=full)
 CASES = {
     "not_json": ({f"{LESSON}.ipynb": b"this is not a notebook"}, "malformed", "not JSON", 0),
@@ -90,6 +111,33 @@ CASES = {
     "kernelspec": ({f"{LESSON}.ipynb": _edited(_kernelspec)}, "graded", "", None),
     "huge_outputs": ({f"{LESSON}.ipynb": _edited(_huge_outputs)}, "graded", "", None),
     "untouched": ({f"{LESSON}.ipynb": student_notebook(LESSON).read_bytes()}, "graded", "", 0),
+    "deeply_nested": ({f"{LESSON}.ipynb": b"[" * 100_000}, "malformed", "not JSON", 0),
+    "minor_as_text": (
+        {f"{LESSON}.ipynb": _raw_edit(nbformat_minor="5")},
+        "malformed",
+        "nbformat",
+        0,
+    ),
+    "minor_missing": (
+        {f"{LESSON}.ipynb": _raw_edit(nbformat_minor=None)},
+        "malformed",
+        "nbformat",
+        0,
+    ),
+    "version_as_float": ({f"{LESSON}.ipynb": _raw_edit(nbformat=4.0)}, "malformed", "nbformat", 0),
+    "nbgrader_as_text": (
+        {f"{LESSON}.ipynb": _edited(_nbgrader_metadata_as_text)},
+        "malformed",
+        "nbgrader metadata",
+        0,
+    ),
+    "too_many_cells": ({f"{LESSON}.ipynb": _edited(_many_cells)}, "malformed", "cells", 0),
+}
+# Links placed in a submission folder (an upload unpacked as is): the notebook a link, or links
+# to the instructor's files and to a device beside it. Made by the fixture; none is followed.
+LINKED = {
+    "notebook_is_a_link": ("malformed", "a link or a special file", 0),
+    "links_beside": ("graded", "", 0),
 }
 
 
@@ -100,6 +148,14 @@ def graded(tmp_path_factory):
     for student, (files, *_) in CASES.items():
         for name, data in files.items():
             submit(course, student, data, name)
+    link = course / "submitted" / "notebook_is_a_link" / LESSON
+    link.mkdir(parents=True)
+    (link / f"{LESSON}.ipynb").symlink_to(solution_notebook(LESSON))
+    beside = submit(course, "links_beside", answered(LEAKS)).parent
+    (beside / "solution.ipynb").symlink_to(solution_notebook(LESSON))
+    (beside / "zeros").symlink_to("/dev/zero")
+    (beside / "sub").mkdir()
+    (beside / "sub" / "probes.py").symlink_to(solution_notebook(LESSON).parent / "probes.py")
     before = digests(course)
     results = {r.student: r for r in autograde(course, LESSON, jobs=2, limits=LIMITS)}
     return course, results, before
@@ -114,6 +170,22 @@ def test_malformed_submission_has_a_clear_outcome(graded, student):
     assert result.outcome == outcome, result.detail
     assert phrase in result.detail
     assert result.score == (result.max_score if score is None else score), result.detail
+
+
+@pytest.mark.parametrize("student", list(LINKED))
+def test_links_in_a_submission_are_never_followed(graded, student):
+    """A notebook that is a link is refused; links beside it are neither copied nor read."""
+    course, results, _ = graded
+    outcome, phrase, score = LINKED[student]
+    result = results[student]
+    assert (result.outcome, result.score) == (outcome, score), result.detail
+    assert phrase in result.detail
+    copied = course / "autograded" / student / LESSON
+    if copied.exists():
+        assert sorted(p.name for p in copied.rglob("*") if p.is_symlink()) == []
+        assert not (copied / "zeros").exists() and not (copied / "solution.ipynb").exists()
+        text = (copied / f"{LESSON}.ipynb").read_text()
+        assert "BEGIN SOLUTION" not in text and "def test_make_leaf" not in text
 
 
 def test_edited_tests_are_restored_before_grading(graded):
@@ -175,3 +247,19 @@ def test_a_killed_run_started_again_grades_every_submission_once(tmp_path):
     assert sorted(rows) == sorted((s, 1) for s in [*students, "honest"])
     assert scores == (0,)
     assert all(line.split()[2] == "7" for line in finished.stdout.splitlines()[1:])
+
+
+def test_a_resubmission_without_its_test_cells_keeps_no_earlier_score(tmp_path):
+    """Graded 7/7, then resubmitted untouched with every test cell deleted: 0, not the old 7."""
+    course = new_course(tmp_path / "course")
+    submit(course, "again", SOLUTION)
+    assert autograde(course, LESSON, ["again"], jobs=1, limits=LIMITS)[0].score == 7
+
+    def no_tests(nb):
+        nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade")]
+
+    blank = nbformat.read(student_notebook(LESSON), as_version=4)
+    no_tests(blank)
+    submit(course, "again", nbformat.writes(blank).encode())
+    (result,) = autograde(course, LESSON, ["again"], jobs=1, limits=LIMITS)
+    assert result.score == 0, result.detail

@@ -15,6 +15,19 @@ import stat as _stat
 import sys as _sys
 
 
+def _checkout_mounts() -> list[str]:
+    """The grader's own read-only binds (a checkout kept under /tmp brings them there)."""
+    return [line.split()[4] for line in _lines("/proc/self/mountinfo") if len(line.split()) > 4]
+
+
+def _outside_the_checkout(path: str) -> bool:
+    return not any(
+        path == m or path.startswith(m + "/") or m.startswith(path + "/")
+        for m in _checkout_mounts()
+        if m.startswith("/tmp/")
+    )
+
+
 def _lines(path: str) -> list[str]:
     try:
         with open(path) as handle:
@@ -76,7 +89,11 @@ def _shared_descriptions() -> list[str]:
 
 def _leftovers() -> dict[str, list]:
     return {
-        "tmp": sorted(set(_os.listdir("/tmp")) - {"submission"}),
+        "tmp": sorted(
+            name
+            for name in set(_os.listdir("/tmp")) - {"submission"}
+            if _outside_the_checkout("/tmp/" + name)
+        ),
         "dev_shm": sorted(_os.listdir("/dev/shm")),
         "sysv_ipc": [
             line for kind in ("shm", "msg", "sem") for line in _lines(f"/proc/sysvipc/{kind}")[1:]
@@ -98,6 +115,7 @@ def _leftovers() -> dict[str, list]:
             name
             for name, module in list(_sys.modules.items())
             if str(getattr(module, "__file__", "") or "").startswith(("/tmp", "/dev/shm"))
+            and _outside_the_checkout(str(module.__file__))
         ),
     }
 
