@@ -10,6 +10,7 @@ import random
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
+import numpy
 import torch
 
 
@@ -167,6 +168,7 @@ def check_value(actual, expected, name: str, *, hint: str = "") -> None:
     Numbers compare by value (6 is 6.0); anything else must also be of the expected type, so
     an object that claims to equal everything does not pass.
     """
+    actual = _plain(actual)
     comparable = (_is_number(actual) and _is_number(expected)) or type(actual) is type(expected)
     if comparable and actual == expected:
         return
@@ -176,6 +178,15 @@ def check_value(actual, expected, name: str, *, hint: str = "") -> None:
 
 def _is_number(value) -> bool:
     return type(value) in (int, float)
+
+
+def _plain(value):
+    """A NumPy scalar (np.float64(6.0), np.True_) as the Python number or bool it holds."""
+    if isinstance(value, numpy.generic):
+        plain = value.item()
+        if type(plain) in (bool, int, float, str):
+            return plain
+    return value
 
 
 def check_derivative(
@@ -200,7 +211,7 @@ def check_derivative(
         leaf = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
         (reference,) = torch.autograd.grad(function(leaf), leaf)
         answer = call(student_derivative, float(x), name=name)
-        answer = float(answer.detach()) if isinstance(answer, torch.Tensor) else answer
+        answer = float(answer.detach()) if isinstance(answer, torch.Tensor) else _plain(answer)
         require(
             isinstance(answer, int | float) and math.isfinite(answer),
             f"{name}({x}) returned {answer!r}; it should return a finite number.",

@@ -12,6 +12,7 @@ import math
 import random
 import warnings
 
+import numpy
 import torch
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
@@ -67,6 +68,10 @@ def as_data(value):
     """`value` as JSON data: numbers, strings, booleans, None, lists; tensors as shape+values."""
     if value is None or type(value) in (bool, int, float, str):
         return value
+    if isinstance(value, numpy.generic):  # a NumPy scalar, such as np.float64(6.0) or np.sin(x)
+        plain = value.item()
+        if type(plain) in (bool, int, float, str):
+            return plain
     if isinstance(value, torch.Tensor):
         flat = value.detach().to("cpu").reshape(-1)
         if flat.is_complex() or flat.dtype == torch.bool:
