@@ -49,6 +49,7 @@ class Sandbox:
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.cgroup: memory_cgroup.MemoryCgroup | None = None
+        self.cpu: Path | None = None
         # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
 
@@ -74,6 +75,7 @@ class Sandbox:
             passed.append(self.cgroup.open_procs())
             env["GRADER_CGROUP_FD"] = str(passed[-1])
         self.control = ours
+        self.cpu = memory_cgroup.create_cpu_share(f"grader-{os.getpid()}")
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "grader.zygote"],
             stdin=subprocess.PIPE,
@@ -81,6 +83,7 @@ class Sandbox:
             stderr=self.log,
             env=env,
             pass_fds=passed,
+            preexec_fn=self._join_cpu_share if self.cpu else None,
         )
         for fd in passed:
             os.close(fd)
@@ -94,6 +97,11 @@ class Sandbox:
             self.stop()
             raise RuntimeError(f"the sandbox did not start ({error}): {' / '.join(said)}") from None
 
+    def _join_cpu_share(self) -> None:
+        """In the new process, before bwrap: join the CPU share, with all that it will start."""
+        with open(self.cpu / "cgroup.procs", "w") as procs:
+            procs.write("0")
+
     def stop(self) -> None:
         """Stop the template and everything in its namespaces."""
         if self.process is not None:
@@ -106,6 +114,10 @@ class Sandbox:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self.cpu is not None:
+            with contextlib.suppress(OSError):
+                self.cpu.rmdir()
+            self.cpu = None
 
     def run(self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None) -> RunReport:
         """Run the cells, with the files beside them, in a fresh fork; return what came back.

@@ -55,12 +55,33 @@ class MemoryCgroup:
             self.path.rmdir()
 
 
+def _remove_empty_siblings(parent: Path) -> None:
+    """Delete the cgroups of grading processes that are gone (a sandbox that was killed cannot
+    remove its cgroup at once, nor can a process that died); rmdir refuses any still in use."""
+    for stale in parent.glob("grader-*"):
+        owner = stale.name.rsplit("-", 1)[-1]
+        if owner.isdigit() and not _alive(int(owner)):
+            with contextlib.suppress(OSError):
+                stale.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def create(name: str) -> tuple[MemoryCgroup | None, str]:
     """A new cgroup beside this process's own, or None and the reason it cannot be had."""
     if os.geteuid() != 0:
         return None, "a memory cgroup needs root"
     errors = []
     for version, parent in _candidates():
+        _remove_empty_siblings(parent)
         try:
             path = parent / name
             path.mkdir(exist_ok=True)
@@ -92,3 +113,24 @@ def _read(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+def create_cpu_share(name: str, cores: float = 1.0) -> Path | None:
+    """A cgroup v1 `cpu` group that lets everything in it use at most `cores` CPUs, so that a
+    submission's busy processes cannot take the core another worker's submission runs on.
+    None where the v1 cpu controller is not available to this process."""
+    if os.geteuid() != 0:
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            folder = ROOT / controllers / path.lstrip("/") / name
+            _remove_empty_siblings(folder.parent)
+            try:
+                folder.mkdir(exist_ok=True)
+                period = int((folder / "cpu.cfs_period_us").read_text())
+                (folder / "cpu.cfs_quota_us").write_text(str(int(period * cores)))
+            except (OSError, ValueError):
+                return None
+            return folder
+    return None

@@ -41,6 +41,7 @@ class Protections:
     unprivileged: bool
     per_submission: bool = False
     memory_cgroup: bool = False
+    cpu_share: bool = False
     missing: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -55,6 +56,8 @@ class Protections:
             active += ["no network", "private filesystem view", "own process namespace"]
         if self.per_submission:
             active.append("fresh /tmp, /dev/shm and IPC namespace for each submission")
+        if self.cpu_share:
+            active.append("at most one core per sandbox (cgroup)")
         if self.unprivileged:
             active.append("unprivileged user of its own")
         text = "sandbox: " + ", ".join(active)
@@ -153,11 +156,15 @@ def probe() -> tuple[Protections, list[str]]:
         trial = subprocess.run(trial, capture_output=True)
         if trial.returncode == 0 and as_root:
             group, why_not = memory_cgroup.create(f"grader-probe-{os.getpid()}")
+            cpu = memory_cgroup.create_cpu_share(f"grader-probe-{os.getpid()}")
+            missing = [] if cpu else [_NO_CPU_SHARE]
+            if cpu:
+                cpu.rmdir()
             if group is not None:
                 group.remove()
-                return Protections(True, True, True, memory_cgroup=True), command
-            missing = [f"no memory cgroup ({why_not}): memory is limited per process"]
-            return Protections(True, True, True, missing=missing), command
+                return Protections(True, True, True, True, bool(cpu), missing), command
+            missing.append(f"no memory cgroup ({why_not}): memory is limited per process")
+            return Protections(True, True, True, cpu_share=bool(cpu), missing=missing), command
         if trial.returncode == 0:
             return Protections(True, False, True, missing=[_NOT_ROOT]), command
         if trial.returncode == 1:
@@ -171,6 +178,9 @@ def probe() -> tuple[Protections, list[str]]:
     return Protections(namespaces=False, unprivileged=not as_root, missing=missing), []
 
 
+_NO_CPU_SHARE = (
+    "no cgroup v1 cpu controller: a submission's busy processes can slow another worker's"
+)
 _NOT_ROOT = (
     "not run as root, so no memory cgroup (memory is limited per process) and submissions run"
     " as the grader's own user, whose process limit all the grading workers share"

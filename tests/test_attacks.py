@@ -273,6 +273,7 @@ def test_the_sandbox_is_active_here():
     protections, _ = probe()
     assert protections.namespaces and protections.unprivileged, protections.describe()
     assert protections.per_submission and protections.memory_cgroup, protections.describe()
+    assert protections.cpu_share, protections.describe()
 
 
 def test_nothing_a_submission_leaves_in_scratch_reaches_the_next(tmp_path):

@@ -104,3 +104,37 @@ def test_shared_memory_segments_count_too(course):
     assert _grade(course, "shares").score == 7
     limited = _grade(course, "shares", "--memory-gib", "0.25")
     assert limited.outcome == "memory limit", limited.detail
+
+
+# Four processes busy for 3 s of wall time: on two cores they would take both.
+FOUR_BUSY_PROCESSES = """\
+import os, time
+children = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+
+
+def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
+    """A submission's busy processes are throttled to one core, so the other core stays for
+    the submission another worker grades meanwhile."""
+    from grader import grading
+    from grader.sandbox import Limits
+
+    course = new_course(tmp_path / "course")
+    submit(course, "busy", _solution_with(FOUR_BUSY_PROCESSES))
+    limits = Limits(cell_seconds=20, notebook_seconds=60)
+    (result,) = grading.autograde(course, LESSON, ["busy"], jobs=1, limits=limits)
+    assert (result.score, result.outcome) == (7, "graded"), result.detail
+    share = grading._workers(limits).sandbox.cpu
+    assert share is not None, probe()[0].describe()
+    stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
+    assert int(stat["nr_throttled"]) > 0
