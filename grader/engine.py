@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader import memory_cgroup, wire
+from grader import cgroups, wire
 from grader.cell_runner import MAX_OUTPUTS
 from grader.sandbox import Limits, probe
 from grader.submission_check import regular_files
@@ -48,7 +48,7 @@ class Sandbox:
         self.protections, self.prefix = probe()
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
-        self.cgroup: memory_cgroup.MemoryCgroup | None = None
+        self.cgroup: cgroups.MemoryCgroup | None = None
         self.cpu: Path | None = None
         # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
@@ -69,13 +69,13 @@ class Sandbox:
         }
         passed = [theirs.fileno()]
         if self.protections.memory_cgroup:
-            self.cgroup, _ = memory_cgroup.create(f"grader-{os.getpid()}")
+            self.cgroup, _ = cgroups.create(f"grader-{os.getpid()}")
         if self.cgroup is not None:
             self.cgroup.limit(self.limits.memory_bytes)
             passed.append(self.cgroup.open_procs())
             env["GRADER_CGROUP_FD"] = str(passed[-1])
         self.control = ours
-        self.cpu = memory_cgroup.create_cpu_share(f"grader-{os.getpid()}")
+        self.cpu = cgroups.create_cpu_share(f"grader-{os.getpid()}")
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "grader.zygote"],
             stdin=subprocess.PIPE,

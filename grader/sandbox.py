@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
-from grader import memory_cgroup
+from grader import cgroups
 
 
 @dataclass(frozen=True)
@@ -155,8 +155,8 @@ def probe() -> tuple[Protections, list[str]]:
         trial = [*command, sys.executable, "-c", _UNSHARE_TRIAL]
         trial = subprocess.run(trial, capture_output=True)
         if trial.returncode == 0 and as_root:
-            group, why_not = memory_cgroup.create(f"grader-probe-{os.getpid()}")
-            cpu = memory_cgroup.create_cpu_share(f"grader-probe-{os.getpid()}")
+            group, why_not = cgroups.create(f"grader-probe-{os.getpid()}")
+            cpu = cgroups.create_cpu_share(f"grader-probe-{os.getpid()}")
             missing = [] if cpu else [_NO_CPU_SHARE]
             if cpu:
                 cpu.rmdir()

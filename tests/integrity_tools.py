@@ -69,11 +69,12 @@ def fill(code: str, values: dict) -> str:
     return code
 
 
-def solution_with(code: str) -> bytes:
-    """The solution notebook with `code` run first in its first answer cell."""
+def solution_with(code: str, cells: int = 1) -> bytes:
+    """The solution notebook with `code` run first in its first `cells` answer cells."""
     nb = nbformat.read(solution_notebook(LESSON), as_version=4)
-    first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
-    first.source = code + "\n" + first.source
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    for cell in answers[:cells]:
+        cell.source = code + "\n" + cell.source
     return nbformat.writes(nb).encode()
 
 

@@ -4,12 +4,10 @@ Each limit is set on the command line, as an instructor types it, to a value oth
 default; the same submission graded under the default limits shows the limit is what acted.
 """
 
-import nbformat
 import pytest
-from integrity_tools import LESSON, new_course, submit
+from integrity_tools import LESSON, new_course, solution_with, submit
 
 from grader.cli import main
-from grader.course import solution_notebook
 from grader.grading import scores_of
 from grader.sandbox import probe
 
@@ -43,15 +41,6 @@ for offset in range(0, size, mmap.PAGESIZE):
 """
 
 
-def _solution_with(code: str, *, twice: bool = False) -> bytes:
-    """The solution notebook with `code` run first in its first answer cell (or first two)."""
-    nb = nbformat.read(solution_notebook(LESSON), as_version=4)
-    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
-    for cell in answers[: 2 if twice else 1]:
-        cell.source = code + cell.source
-    return nbformat.writes(nb).encode()
-
-
 def _grade(course, student: str, *flags: str):
     args = ["autograde", LESSON, "--course-dir", str(course), "--student", student, "--force"]
     assert main([*args, "--jobs", "1", *flags]) == 0
@@ -63,10 +52,10 @@ def _grade(course, student: str, *flags: str):
 def course(tmp_path_factory):
     """A course with one submission per limit to cross, each otherwise the solution."""
     course = new_course(tmp_path_factory.mktemp("limits") / "course")
-    submit(course, "sleeps", _solution_with(SLEEP_8_S))
-    submit(course, "sleeps_twice", _solution_with(TWO_SLEEPS, twice=True))
-    submit(course, "spreads", _solution_with(SPREAD_OVER_PROCESSES))
-    submit(course, "shares", _solution_with(SHARED_SEGMENT))
+    submit(course, "sleeps", solution_with(SLEEP_8_S))
+    submit(course, "sleeps_twice", solution_with(TWO_SLEEPS, cells=2))
+    submit(course, "spreads", solution_with(SPREAD_OVER_PROCESSES))
+    submit(course, "shares", solution_with(SHARED_SEGMENT))
     return course
 
 
@@ -130,7 +119,7 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     from grader.sandbox import Limits
 
     course = new_course(tmp_path / "course")
-    submit(course, "busy", _solution_with(FOUR_BUSY_PROCESSES))
+    submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))
     limits = Limits(cell_seconds=20, notebook_seconds=60)
     (result,) = grading.autograde(course, LESSON, ["busy"], jobs=1, limits=limits)
     assert (result.score, result.outcome) == (7, "graded"), result.detail
