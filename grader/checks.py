@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy
 import torch
 
+from grader.autograd_use import AutogradUsed, watch_autograd
+
 
 class CheckFailed(AssertionError):
     """A check failed; the message says what is wrong in the student's terms."""
@@ -48,6 +50,37 @@ def call(fn: Callable, *args, name: str):
         return quietly(fn, *args)
     except Exception as error:
         raise _failed_call(name, args, error) from None
+
+
+BY_HAND = (
+    "{name} used autograd (backward() or torch.autograd.grad), but this exercise asks for the "
+    "result by hand: write the formula you derived with plain arithmetic, without autograd."
+)
+WITH_AUTOGRAD = (
+    "{name} returned the result without calling autograd, but this exercise asks you to get it "
+    "from autograd: compute from tensors that require gradients, then call backward() or "
+    "torch.autograd.grad."
+)
+
+
+def call_by_hand(fn: Callable, *args, name: str):
+    """Call `fn` with autograd switched off; fail with a clear message if it uses autograd."""
+    require(callable(fn), f"{name} should be a function, but it is {fn!r}.")
+    try:
+        with watch_autograd(forbid=True):
+            return quietly(fn, *args)
+    except AutogradUsed:
+        raise CheckFailed(BY_HAND.format(name=name)) from None
+    except Exception as error:
+        raise _failed_call(name, args, error) from None
+
+
+def call_with_autograd(fn: Callable, *args, name: str):
+    """Call `fn` and fail with a clear message unless it called autograd."""
+    with watch_autograd() as calls:
+        result = call(fn, *args, name=name)
+    require(bool(calls), WITH_AUTOGRAD.format(name=name))
+    return result
 
 
 def _failed_call(name: str, args: tuple, error: Exception) -> CheckFailed:

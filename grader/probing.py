@@ -15,6 +15,9 @@ import warnings
 import numpy
 import torch
 
+from grader.autograd_use import watch_autograd
+from grader.random_graphs import RandomGraph, random_graph
+
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
 
 
@@ -55,6 +58,10 @@ class Draw:
     def choice(self, options):
         """One of the options."""
         return self._random.choice(list(options))
+
+    def graph(self, *, leaves: int = 3, size: int = 3, steps: int = 6) -> RandomGraph:
+        """A random graph with shared nodes and paths of different lengths (`random_graphs`)."""
+        return random_graph(self._random, leaves=leaves, size=size, steps=steps)
 
     def tensor(self, *shape, low=-2.0, high=2.0, dtype=torch.float32, requires_grad=False):
         """A tensor of the shape with values between low and high."""
@@ -102,6 +109,20 @@ def number(value):
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         return value.item()
     return value
+
+
+def by_hand(fn, *args):
+    """What `fn(*args)` returns with autograd switched off: an answer that calls autograd
+    raises, and the probe records that error instead of a value."""
+    with watch_autograd(forbid=True):
+        return fn(*args)
+
+
+def autograd_called(fn, *args) -> tuple:
+    """`fn(*args)` and whether it called autograd (backward or torch.autograd.grad)."""
+    with watch_autograd() as calls:
+        result = fn(*args)
+    return result, bool(calls)
 
 
 def raised_messages(*actions) -> set[str]:

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from grader.checks import (
     CheckFailed,
     call,
+    call_by_hand,
+    call_with_autograd,
     check_derivative,
     check_error_message,
     check_grad,
@@ -223,3 +225,30 @@ def test_an_error_in_student_code_says_what_was_called_and_what_to_do():
 
     with pytest.raises(CheckFailed, match=r"halve\(2\) raised ZeroDivisionError: .*Fix halve"):
         call(halve, 2, name="halve")
+
+
+def _derivative_by_autograd(x):
+    leaf = torch.tensor(x, requires_grad=True)
+    (leaf**3 + 2 * leaf).backward()
+    return leaf.grad.item()
+
+
+def _derivative_by_hand(x):
+    return 3 * x**2 + 2
+
+
+def test_call_by_hand_runs_a_formula_and_explains_autograd():
+    """An answer "by hand" runs with autograd switched off; one that calls backward() is told so."""
+    assert call_by_hand(_derivative_by_hand, 2.0, name="df") == 14.0
+    with pytest.raises(CheckFailed) as failed:
+        call_by_hand(_derivative_by_autograd, 2.0, name="df")
+    assert str(failed.value).startswith("df used autograd")
+    assert torch.is_grad_enabled() and torch.autograd.backward.__module__ == "torch.autograd"
+
+
+def test_call_with_autograd_requires_a_backward_or_grad_call():
+    """An answer "using autograd" must call it; a formula is told the exercise asks for autograd."""
+    assert call_with_autograd(_derivative_by_autograd, 2.0, name="df") == 14.0
+    with pytest.raises(CheckFailed) as failed:
+        call_with_autograd(_derivative_by_hand, 2.0, name="df")
+    assert "without calling autograd" in str(failed.value)
