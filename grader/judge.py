@@ -15,6 +15,11 @@ from nbformat import from_dict
 from nbgrader import utils
 
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
+ADVICE = (
+    "This test passed in your notebook, so your answer may fit only the visible example (a "
+    "number or tensor written into the code, or a special case). Make it compute the result "
+    "from its inputs, so that it works for any input the exercise allows, then run the test again."
+)
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,8 @@ def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Ver
             verdicts[grade_id] = Verdict(max_points)
         else:
             verdicts[grade_id] = Verdict(0.0, problem)
-            cell.outputs.append(_failure(problem))
+            advice = "" if grade_id not in references else f". {ADVICE}"
+            cell.outputs.append(_failure(problem + advice))
     return verdicts
 
 

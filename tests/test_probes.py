@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.course import solution_notebook
-from grader.judge import autograded_tests, verdict
+from grader.judge import ADVICE, autograded_tests, judge_tests, verdict
 from grader.probing import load_probes
 from grader.reference import probes_file
 
@@ -110,3 +110,31 @@ def test_an_answer_left_unread_is_never_taken_for_the_next_seed(reference_server
     reference_server.ask(lesson, 11)
     assert reference_server.observe(lesson, 12) == reference_server.observe(lesson, 12)
     assert reference_server.observe(lesson, 12) != reference_server.observe(lesson, 11)
+
+
+def _passed_test_cell(grade_id: str):
+    cell = nbformat.v4.new_code_cell('"""Check the answer."""')
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": grade_id,
+        "locked": True,
+        "points": 2,
+        "schema_version": 3,
+        "solution": False,
+        "task": False,
+    }
+    return cell
+
+
+def test_a_disagreeing_probe_tells_the_student_what_to_do():
+    """A test that passed in the notebook but not on the grader's inputs loses its points, and
+    its output says the answer may fit only the visible example and what to do about it."""
+    nb = nbformat.v4.new_notebook(cells=[_passed_test_cell("test_a"), _passed_test_cell("test_b")])
+    verdicts = judge_tests(
+        nb, {"test_a": _expected(2.5)}, {"test_a": [["answer", 6.0]], "test_b": []}
+    )
+    assert verdicts["test_a"].points == 0 and verdicts["test_b"].points == 0
+    shown = nb.cells[0].outputs[-1].evalue
+    assert "is not what a correct answer gives" in shown and shown.endswith(ADVICE)
+    assert "compute the result from its inputs" in ADVICE
+    assert ADVICE not in nb.cells[1].outputs[-1].evalue  # no probe: the instructor's problem
