@@ -2,8 +2,6 @@
 
 import torch
 
-from grader.probing import raised_messages
-
 
 def test_make_leaf(student, observe, draw):
     values = [draw.integer(-9, 9) for _ in range(draw.integer(2, 6))]
@@ -15,17 +13,23 @@ def test_make_leaf(student, observe, draw):
 
 
 def test_predict_flags(student, observe, draw):
-    for name in ["predict_r1", "predict_r2", "predict_r3", "predict_r4"]:
+    for name in ["predict_r1", "predict_r2", "predict_r3", "predict_r4", "predict_r5"]:
         observe(name, getattr(student, name))
 
 
 def test_int_error(student, observe, draw):
-    genuine = raised_messages(
-        lambda: torch.tensor([1, 2, 3], requires_grad=True),
-        lambda: torch.arange(3).requires_grad_(),
-        lambda: setattr(torch.arange(3), "requires_grad", True),
-    )
-    observe("int_error_message", student.int_error_message, one_of=genuine)
+    for counts in (
+        [draw.integer(1, 9) for _ in range(draw.integer(2, 6))],
+        [draw.integer(0, 20) for _ in range(3)] + [draw.integer(1, 5)],
+    ):
+        w, loss = student.make_weights(counts)
+        observe("w = make_weights(counts)[0]", w)
+        observe("w.is_floating_point()", w.is_floating_point())
+        observe("w.requires_grad", w.requires_grad)
+        observe("w.is_leaf", w.is_leaf)
+        observe("loss = make_weights(counts)[1]", loss)
+        loss.backward()
+        observe("w.grad after loss.backward()", w.grad)
 
 
 def test_snapshot(student, observe, draw):
@@ -37,3 +41,16 @@ def test_snapshot(student, observe, draw):
     with torch.no_grad():
         t.add_(1.0)
     observe("snapshot(t) after t changed", copy)
+    w = draw.tensor(2, 3, requires_grad=True)
+    history = []
+    for _ in range(3):
+        history.append(student.snapshot(w))
+        with torch.no_grad():
+            w -= 0.1 * w
+    observe("a history of snapshot(w) while w changes in place", list(history))
+    computed = draw.tensor(4, requires_grad=True) * 2
+    copy = student.snapshot(computed)
+    with torch.no_grad():
+        computed.add_(1.0)
+    observe("snapshot(t) of a computed t, after t changed", copy)
+    observe("snapshot(t).requires_grad for a computed t", copy.requires_grad)
