@@ -50,21 +50,25 @@ def secret_lines(lesson: str, known: Sequence[str] = ()) -> list[str]:
 
 
 def _unescape(text: str) -> str:
+    """`text` with its backslash escapes (repr, JSON) undone."""
+
     def one(match: re.Match) -> str:
         code = match.group(1)
         return chr(int(code[1:], 16)) if len(code) > 1 else _NAMED.get(code, code)
 
-    return _BACKSLASH.sub(one, html.unescape(text))
+    return _BACKSLASH.sub(one, text)
 
 
 def _views(line: str) -> set[str]:
-    """`line`, and `line` read with its escapes undone, with and without its markup."""
-    views = {line}
-    plain = bare = line
+    """`line`, and `line` read with any mix of its escapes (backslash, HTML) undone and its
+    markup (HTML tags, terminal colours) removed, up to UNESCAPE_ROUNDS layers deep."""
+    views = newest = {line}
     for _ in range(UNESCAPE_ROUNDS):
-        plain = _unescape(plain)
-        bare = _MARKUP.sub("", _unescape(_MARKUP.sub("", bare)))
-        views |= {plain, bare}
+        newest = {
+            undone for view in newest for undone in (_unescape(view), html.unescape(view))
+        } | {_MARKUP.sub("", view) for view in newest}
+        newest -= views
+        views |= newest
     return views
 
 

@@ -12,6 +12,15 @@ from grader.init import init_course
 LESSON = "01_tensors_and_requires_grad"
 
 
+def _full_marks(lesson: str) -> float:
+    """The points of every test cell of `lesson`: what its solution scores."""
+    cells = nbformat.read(solution_notebook(lesson), as_version=4).cells
+    return sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in cells)
+
+
+FULL_MARKS = _full_marks(LESSON)
+
+
 def new_course(root: Path, honest: str | None = "honest") -> Path:
     """A fresh course, with a student named `honest` whose submission is the solution."""
     course = init_course(root)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from integrity_tools import (
+    FULL_MARKS,
     LESSON,
     answered,
     attack_values,
@@ -49,7 +50,6 @@ LIMITS = Limits(
 )
 SECRET_NAME, SECRET = "PGPASSWORD", "not-for-students-4d1c"
 RECORDED_SEED = 12345  # the seed of the solution's report that the replay attacks replay
-FULL_MARKS = 7
 PLANTED = [
     Path(grader.__file__).parent / "zz_planted_by_an_attack.py",
     Path(sysconfig.get_paths()["purelib"]) / "zz_planted_by_an_attack.pth",
@@ -165,7 +165,8 @@ def test_attack_earns_nothing(run, attack):
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a["name"] for a in ATTACKS])
 def test_the_next_submission_is_unharmed(run, attack):
-    """The honest submission graded right after the attack, on the same worker, scores 7/7."""
+    """The honest submission graded right after the attack, on the same worker, scores full
+    marks."""
     result = run.results[AFTER[attack["name"]]]
     assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
 

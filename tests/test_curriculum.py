@@ -5,9 +5,10 @@ import re
 import nbformat
 
 from grader.course import lessons, solution_notebook
+from grader.reference import probes_file
 
 DERIVATIVE_LESSONS = {"03", "04", "05"}
-PLOT_LESSONS = {"02", "05"}
+PLOT_LESSONS = {"02", "05", "06", "07"}
 
 
 def _cells(lesson: str):
@@ -26,9 +27,49 @@ def _outputs_text(lesson: str) -> str:
     return "\n".join(texts)
 
 
-def test_there_are_at_least_five_lessons():
-    """The course covers the seed topics in at least five lessons."""
-    assert len(lessons()) >= 5
+def test_there_are_at_least_seven_lessons_and_forty_graded_tests():
+    """The course covers the seed topics, backward by hand and gradient control in at least seven
+    lessons, with at least forty graded test cells between them."""
+    assert len(lessons()) >= 7
+    assert sum(len(_grade_cells(lesson)) for lesson in lessons()) >= 40
+
+
+def _exercises(lesson: str) -> list[tuple[str, list]]:
+    """Each exercise's text, and the cells that follow it up to the next heading."""
+    exercises, cells = [], _cells(lesson)
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and cell.source.startswith("### Exercise"):
+            rest = cells[index + 1 :]
+            end = next((i for i, c in enumerate(rest) if c.cell_type == "markdown"), len(rest))
+            exercises.append((cell.source, rest[:end]))
+    return exercises
+
+
+def _test_cell(cells: list):
+    return next(c for c in cells if c.metadata.get("nbgrader", {}).get("grade"))
+
+
+def test_exercises_are_graded_as_worded(lesson):
+    """An exercise that says "by hand" is checked with autograd switched off, in its test cell
+    and its probe; one that says "using autograd" is checked to call autograd."""
+    probes = probes_file(lesson).read_text()
+    for text, cells in _exercises(lesson):
+        test = _test_cell(cells)
+        grade_id = test.metadata["nbgrader"]["grade_id"]
+        probe = probes.split(f"def {grade_id}(", 1)[1].split("\ndef ", 1)[0]
+        if "by hand" in text.lower():
+            assert "call_by_hand(" in test.source and "by_hand(" in probe, grade_id
+        if "using autograd" in text.lower():
+            assert "call_with_autograd(" in test.source, grade_id
+            assert "autograd_called(" in probe, grade_id
+
+
+def test_predictions_are_followed_by_a_run_and_compare_cell(lesson):
+    """After each prediction exercise comes an ungraded cell that runs the code to compare."""
+    for text, cells in _exercises(lesson):
+        if "predict" in text.splitlines()[0].lower():
+            after = cells[cells.index(_test_cell(cells)) + 1 :]
+            assert any(c.cell_type == "code" and "nbgrader" not in c.metadata for c in after), text
 
 
 def test_lesson_has_four_graded_exercises_with_hidden_tests(lesson):
@@ -63,7 +104,7 @@ def test_derivative_lessons_check_hand_derivations_at_random_points(lesson):
 
 
 def test_plot_lessons_store_figures(lesson):
-    """Lessons 2 and 5 draw with matplotlib; the figures are stored as PNG outputs."""
+    """Lessons 2, 5, 6 and 7 draw with matplotlib; the figures are stored as PNG outputs."""
     if lesson[:2] in PLOT_LESSONS:
         pngs = [
             out

@@ -5,7 +5,7 @@ default; the same submission graded under the default limits shows the limit is 
 """
 
 import pytest
-from integrity_tools import LESSON, new_course, solution_with, submit
+from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submit
 
 from grader.cli import main
 from grader.grading import scores_of
@@ -69,7 +69,7 @@ def test_cell_timeout_reaches_the_sandbox(course):
 
 def test_notebook_timeout_reaches_the_sandbox(course):
     """Two cells of 2 s each pass one by one but overrun a notebook limit of 3 s."""
-    assert _grade(course, "sleeps_twice").score == 7
+    assert _grade(course, "sleeps_twice").score == FULL_MARKS
     limited = _grade(course, "sleeps_twice", "--notebook-timeout", "3", "--cell-timeout", "10")
     assert limited.outcome == "timed out" and "the notebook time limit" in limited.detail
 
@@ -83,14 +83,14 @@ def test_this_machine_limits_memory_over_the_whole_submission():
 
 def test_memory_spread_over_processes_counts_together(course):
     """750 MB over three processes passes under 2 GiB and hits a limit of 0.5 GiB."""
-    assert _grade(course, "spreads").score == 7
+    assert _grade(course, "spreads").score == FULL_MARKS
     limited = _grade(course, "spreads", "--memory-gib", "0.5")
     assert limited.outcome == "memory limit", limited.detail
 
 
 def test_shared_memory_segments_count_too(course):
     """A 400 MB System V segment passes under 2 GiB and hits a limit of 0.25 GiB."""
-    assert _grade(course, "shares").score == 7
+    assert _grade(course, "shares").score == FULL_MARKS
     limited = _grade(course, "shares", "--memory-gib", "0.25")
     assert limited.outcome == "memory limit", limited.detail
 
@@ -122,7 +122,7 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))
     limits = Limits(cell_seconds=20, notebook_seconds=60)
     (result,) = grading.autograde(course, LESSON, ["busy"], jobs=1, limits=limits)
-    assert (result.score, result.outcome) == (7, "graded"), result.detail
+    assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
     share = grading._workers(limits).sandbox.cpu
     assert share is not None, probe()[0].describe()
     stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())

@@ -10,7 +10,7 @@ import time
 
 import nbformat
 import pytest
-from integrity_tools import LESSON, answered, digests, new_course, submit
+from integrity_tools import FULL_MARKS, LESSON, answered, digests, new_course, submit
 
 from grader.course import REPO_ROOT, solution_notebook, student_notebook
 from grader.grading import autograde
@@ -246,14 +246,15 @@ def test_a_killed_run_started_again_grades_every_submission_once(tmp_path):
         ).fetchone()
     assert sorted(rows) == sorted((s, 1) for s in [*students, "honest"])
     assert scores == (0,)
-    assert all(line.split()[2] == "7" for line in finished.stdout.splitlines()[1:])
+    assert all(float(line.split()[2]) == FULL_MARKS for line in finished.stdout.splitlines()[1:])
 
 
 def test_a_resubmission_without_its_test_cells_keeps_no_earlier_score(tmp_path):
-    """Graded 7/7, then resubmitted untouched with every test cell deleted: 0, not the old 7."""
+    """Graded full marks, then resubmitted untouched with every test cell deleted: 0, not the
+    old score."""
     course = new_course(tmp_path / "course")
     submit(course, "again", SOLUTION)
-    assert autograde(course, LESSON, ["again"], jobs=1, limits=LIMITS)[0].score == 7
+    assert autograde(course, LESSON, ["again"], jobs=1, limits=LIMITS)[0].score == FULL_MARKS
 
     def no_tests(nb):
         nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade")]

@@ -50,7 +50,7 @@ def test_feedback_explains_failures_without_hidden_tests(demo):
     out, _ = demo
     page = out / "feedback/bob/01_tensors_and_requires_grad/01_tensors_and_requires_grad.html"
     text = page.read_text()
-    assert "shares memory with t" in text
+    assert "shares memory with w" in text
     assert "BEGIN HIDDEN TESTS" not in text and "random.randint" not in text
     assert "hidden tests ran here" in text
 
@@ -83,7 +83,8 @@ def test_export_matches_stock_nbgrader_export(demo, tmp_path):
     ]
     bob = next(r for r in our_rows if key(r) == ("01_tensors_and_requires_grad", "bob"))
     assert bob["outcome"] == "graded" and bob["test_snapshot"] == "0.0"
-    assert bob["test_int_error"] == "1.0"
+    dave = next(r for r in our_rows if key(r) == ("01_tensors_and_requires_grad", "dave"))
+    assert dave["test_predict_flags"] == "2.0" and dave["test_int_error"] == "0.0"
 
 
 def test_formgrader_sees_the_same_scores(demo):
