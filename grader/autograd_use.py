@@ -1,4 +1,5 @@
-"""Whether an answer used autograd, for exercises whose wording says "by hand" or "using autograd".
+"""Whether an answer used autograd (or a hook), for exercises whose wording says "by hand",
+"using autograd" or "with a hook".
 
 `watch_autograd` counts the calls to autograd's entry points (`Tensor.backward` goes through
 `torch.autograd.backward`; `torch.autograd.functional` and `torch.func` through
@@ -40,3 +41,20 @@ def watch_autograd(*, forbid: bool = False):
     finally:
         for name, original in originals.items():
             setattr(torch.autograd, name, original)
+
+
+@contextlib.contextmanager
+def watch_hooks():
+    """Yield the list of tensors that got a hook (`Tensor.register_hook`) inside the block."""
+    hooked: list[torch.Tensor] = []
+    original = torch.Tensor.register_hook
+
+    def register_hook(self, hook):
+        hooked.append(self)
+        return original(self, hook)
+
+    torch.Tensor.register_hook = register_hook
+    try:
+        yield hooked
+    finally:
+        torch.Tensor.register_hook = original

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 import numpy
 import torch
 
-from grader.autograd_use import AutogradUsed, watch_autograd
+from grader.autograd_use import AutogradUsed, watch_autograd, watch_hooks
 
 
 class CheckFailed(AssertionError):
@@ -80,6 +80,18 @@ def call_with_autograd(fn: Callable, *args, name: str):
     with watch_autograd() as calls:
         result = call(fn, *args, name=name)
     require(bool(calls), WITH_AUTOGRAD.format(name=name))
+    return result
+
+
+def call_with_hook(fn: Callable, *args, name: str):
+    """Call `fn` and fail with a clear message unless it registered a hook on a tensor."""
+    with watch_hooks() as hooked:
+        result = call(fn, *args, name=name)
+    require(
+        bool(hooked),
+        f"{name} registered no hook, but this exercise asks you to change the gradient with a "
+        "hook: call register_hook on the tensor whose gradient you change.",
+    )
     return result
 
 
@@ -213,8 +225,18 @@ def _is_number(value) -> bool:
     return type(value) in (int, float)
 
 
+def as_number(value):
+    """`value` as a plain int or float when it holds one number (a Python or NumPy number, or a
+    0-d tensor); None for anything else, booleans included."""
+    value = _plain(value)
+    return value if _is_number(value) else None
+
+
 def _plain(value):
-    """A NumPy scalar (np.float64(6.0), np.True_) as the Python number or bool it holds."""
+    """A NumPy scalar (np.float64(6.0), np.True_) or a 0-d tensor as the Python number or bool it
+    holds."""
+    if isinstance(value, torch.Tensor) and value.dim() == 0:
+        value = value.detach().item()
     if isinstance(value, numpy.generic):
         plain = value.item()
         if type(plain) in (bool, int, float, str):

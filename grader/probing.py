@@ -15,7 +15,7 @@ import warnings
 import numpy
 import torch
 
-from grader.autograd_use import watch_autograd
+from grader.autograd_use import watch_autograd, watch_hooks
 from grader.random_graphs import RandomGraph, random_graph
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
@@ -123,6 +123,13 @@ def autograd_called(fn, *args) -> tuple:
     with watch_autograd() as calls:
         result = fn(*args)
     return result, bool(calls)
+
+
+def hooks_registered(fn, *args) -> tuple:
+    """`fn(*args)` and how many hooks it registered on tensors (`Tensor.register_hook`)."""
+    with watch_hooks() as hooked:
+        result = fn(*args)
+    return result, len(hooked)
 
 
 def raised_messages(*actions) -> set[str]:

@@ -3,6 +3,7 @@
 import contextlib
 import io
 
+import numpy
 import pytest
 import torch
 from hypothesis import given
@@ -10,9 +11,11 @@ from hypothesis import strategies as st
 
 from grader.checks import (
     CheckFailed,
+    as_number,
     call,
     call_by_hand,
     call_with_autograd,
+    call_with_hook,
     check_derivative,
     check_error_message,
     check_grad,
@@ -252,3 +255,33 @@ def test_call_with_autograd_requires_a_backward_or_grad_call():
     with pytest.raises(CheckFailed) as failed:
         call_with_autograd(_derivative_by_hand, 2.0, name="df")
     assert "without calling autograd" in str(failed.value)
+
+
+def _clamped_by_hook(x):
+    h = x * 3
+    h.register_hook(lambda grad: grad.clamp(-1, 1))
+    h.sum().backward()
+    return x.grad
+
+
+def _clamped_by_formula(x):
+    return torch.full_like(x, 3.0)
+
+
+def test_call_with_hook_requires_a_registered_hook():
+    """An answer "with a hook" must register one; the same numbers without a hook are told so."""
+    x = torch.ones(2, requires_grad=True)
+    assert torch.equal(call_with_hook(_clamped_by_hook, x, name="clip"), torch.full((2,), 3.0))
+    with pytest.raises(CheckFailed) as failed:
+        call_with_hook(_clamped_by_formula, x, name="clip")
+    assert "registered no hook" in str(failed.value)
+    assert torch.Tensor.register_hook.__qualname__ == "Tensor.register_hook"
+
+
+def test_numbers_in_any_form_count_as_numbers():
+    """A Python, NumPy or 0-d tensor number is a number; booleans and longer tensors are not."""
+    for value in (6, 6.0, numpy.float32(6.0), torch.tensor(6.0), torch.tensor(6)):
+        assert as_number(value) == 6
+    for value in (True, torch.tensor(True), torch.ones(2), "6", None):
+        assert as_number(value) is None
+    check_value(torch.tensor(6.0), 6.0, "predict_a")
