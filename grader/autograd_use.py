@@ -12,6 +12,8 @@ import contextlib
 import torch
 
 ENTRY_POINTS = ("backward", "grad")
+SCALE = 1.25  # how much larger autograd's gradients come out inside `scaled_gradients`
+_REGISTER_HOOK = torch.Tensor.register_hook  # torch's own, whatever a block patches later
 
 
 class AutogradUsed(RuntimeError):
@@ -58,3 +60,39 @@ def watch_hooks():
         yield hooked
     finally:
         torch.Tensor.register_hook = original
+
+
+@contextlib.contextmanager
+def scaled_gradients(scale: float = SCALE):
+    """Make every gradient autograd computes inside the block `scale` times too large.
+
+    Autograd is linear in the gradient it starts from, so scaling that start (a hook on each
+    output given to `backward`/`torch.autograd.grad`) scales every gradient it computes, along
+    any path, to any order. An answer that really takes its result from autograd changes with
+    the scale exactly as the solution does; a formula with a throwaway autograd call does not.
+    """
+    originals = {name: getattr(torch.autograd, name) for name in ENTRY_POINTS}
+
+    def scaled(original):
+        def entry(outputs, *args, **kwargs):
+            roots = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs)
+            handles = [
+                _REGISTER_HOOK(root, lambda grad: grad * scale)
+                for root in roots
+                if isinstance(root, torch.Tensor) and root.requires_grad
+            ]
+            try:
+                return original(outputs, *args, **kwargs)
+            finally:
+                for handle in handles:
+                    handle.remove()
+
+        return entry
+
+    for name, original in originals.items():
+        setattr(torch.autograd, name, scaled(original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(torch.autograd, name, original)

@@ -17,8 +17,9 @@ from nbgrader import utils
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
 ADVICE = (
     "This test passed in your notebook, so your answer may fit only the visible example (a "
-    "number or tensor written into the code, or a special case). Make it compute the result "
-    "from its inputs, so that it works for any input the exercise allows, then run the test again."
+    "number or tensor written into the code, or a special case) or, where the exercise asks for "
+    "autograd, not take its result from autograd. Make it compute the result from its inputs as "
+    "the exercise says, so that it works for any input it allows, then run the test again."
 )
 
 

@@ -1,5 +1,6 @@
 """The curriculum's shape: every lesson has graded exercises, a summary, and the seeds' numbers."""
 
+import ast
 import re
 
 import nbformat
@@ -121,3 +122,41 @@ def test_seed_numbers_appear_as_computed_outputs():
     assert re.search(r"tensor\(\[10\., 10\.\]\)", text)
     assert re.search(r"tensor\(\[\[4\.5000, 4\.5000\],\s+\[4\.5000, 4\.5000\]\]\)", text)
     assert re.search(r"tensor\(\[\[60\.\]\]\)|tensor\(\[60\.\]\)|tensor\(60\.\)", text)
+
+
+def _global_statements(body: list):
+    """Every statement that runs at module level: the top level and the blocks inside it
+    (if, for, with, try), but not the bodies of functions and classes."""
+    for node in body:
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.ClassDef):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                yield from _global_statements(getattr(node, field, []))
+
+
+def _bound_names(source: str) -> set[str]:
+    """The names a cell binds in the namespace it runs in, imports aside."""
+    names = set()
+    for node in _global_statements(ast.parse(source).body):
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        targets = {
+            ast.Assign: lambda n: n.targets,
+            ast.AnnAssign: lambda n: [n.target],
+            ast.AugAssign: lambda n: [n.target],
+            ast.For: lambda n: [n.target],
+            ast.With: lambda n: [i.optional_vars for i in n.items if i.optional_vars],
+        }.get(type(node), lambda n: [])(node)
+        for target in targets:
+            names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def test_test_cells_leave_the_students_names_alone(lesson):
+    """Test cells run in the student's namespace: every name they bind starts with `_`, so an
+    answer's own helpers and imports (`copy`, `chain`, `estimate`) keep working."""
+    for cell in _grade_cells(lesson):
+        plain = {name for name in _bound_names(cell.source) if not name.startswith("_")}
+        assert not plain, (cell.metadata["nbgrader"]["grade_id"], sorted(plain))

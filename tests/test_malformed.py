@@ -103,7 +103,7 @@ CASES = {
         {f"{LESSON}.ipynb": _edited(_delete_first_test)},
         "graded",
         "deleted test cells score 0: test_make_leaf",
-        5,
+        FULL_MARKS - 2,  # test_make_leaf's 2 points
     ),
     "duplicated": ({f"{LESSON}.ipynb": _edited(_duplicate_cells)}, "graded", "", None),
     "reordered": ({f"{LESSON}.ipynb": _edited(_reorder)}, "graded", "", None),
