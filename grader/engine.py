@@ -75,7 +75,7 @@ class Sandbox:
             passed.append(self.cgroup.open_procs())
             env["GRADER_CGROUP_FD"] = str(passed[-1])
         self.control = ours
-        self.cpu = cgroups.create_cpu_share(f"grader-{os.getpid()}")
+        self.cpu = cgroups.create_cpu_share(f"grader-{os.getpid()}", self.limits.cpu_cores)
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "grader.zygote"],
             stdin=subprocess.PIPE,

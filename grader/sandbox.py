@@ -31,6 +31,7 @@ class Limits:
     processes: int = 64
     output_bytes: int = 8 * 1024**2
     file_bytes: int = 64 * 1024**2
+    cpu_cores: float = 1.0  # what all of a sandbox's processes may use together (cgroup)
 
 
 @dataclass(frozen=True)

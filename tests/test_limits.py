@@ -113,17 +113,21 @@ for pid in children:
 
 
 def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
-    """A submission's busy processes are throttled to one core, so the other core stays for
-    the submission another worker grades meanwhile."""
+    """A submission's busy processes are throttled to the sandbox's CPU share (one core by
+    default), so the other core stays for the submission another worker grades meanwhile."""
     from grader import grading
     from grader.sandbox import Limits
 
     course = new_course(tmp_path / "course")
     submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))
-    limits = Limits(cell_seconds=20, notebook_seconds=60)
+    # A share below one core, so the four processes exceed it even on a machine whose other
+    # work leaves them less than a core: the throttling shows however busy the machine is.
+    limits = Limits(cell_seconds=20, notebook_seconds=60, cpu_cores=0.4)
     (result,) = grading.autograde(course, LESSON, ["busy"], jobs=1, limits=limits)
     assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
     share = grading._workers(limits).sandbox.cpu
     assert share is not None, probe()[0].describe()
+    period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
+    assert int(quota) == int(int(period) * 0.4) and Limits().cpu_cores == 1.0
     stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
     assert int(stat["nr_throttled"]) > 0
