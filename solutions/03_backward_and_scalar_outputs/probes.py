@@ -1,5 +1,6 @@
 """Lesson 3 (backward and scalar outputs): what the grader observes of each answer."""
 
+import numpy
 import torch
 
 from grader.probing import autograd_called, by_hand, number
@@ -50,7 +51,7 @@ def test_weighted_grads(student, observe, draw):
 
 def _numbers(value):
     """A prediction as a list of numbers, whatever sequence or number types it was written in."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor | numpy.ndarray):
         value = value.tolist()
     if type(value) in (list, tuple):
         return [float(number(item)) for item in value]

@@ -30,7 +30,7 @@ def test_accumulated_gradient(student, observe, draw):
 
 def test_predict_grads(student, observe, draw):
     for name in ["predict_a", "predict_b", "predict_c"]:
-        observe(name, getattr(student, name))
+        observe(name, number(getattr(student, name)))
 
 
 def test_twice_error(student, observe, draw):

@@ -68,9 +68,11 @@ def test_central_difference(student, observe, draw):
         shape = draw.choice([(draw.integer(2, 6),), (2, 3)])
         x = draw.tensor(*shape, dtype=torch.float64)
         h = draw.choice([1e-2, 1e-3, 1e-4])
+        before = x.clone()
         estimate = by_hand(student.central_difference, fn, x, h)
         observe(f"central_difference({formula}, x, {h})", estimate, rtol=1e-7, atol=1e-9)
-        estimate = by_hand(student.central_difference, fn, x, 1e-5)
+        observe("x after the call (unchanged)", x, rtol=0.0, atol=1e-12)
+        estimate = by_hand(student.central_difference, fn, before, 1e-5)
         observe(f"central_difference({formula}, x, 1e-5)", estimate, rtol=1e-6, atol=1e-6)
 
 
