@@ -1,5 +1,6 @@
 """Lesson 6 (backward by hand): what the grader observes of each answer."""
 
+import numpy
 import torch
 
 from grader.probing import autograd_called, by_hand, number
@@ -49,9 +50,18 @@ def _leaf_node(consumers, leaf):
     return next(n for n in consumers if getattr(n, "variable", None) is leaf)
 
 
+def _number(value):
+    """A Python or NumPy number, or a 0-d tensor, as a plain int or float; None otherwise."""
+    if isinstance(value, torch.Tensor) and value.dim() == 0:
+        value = value.item()
+    if isinstance(value, numpy.generic):
+        value = value.item()
+    return value if type(value) in (int, float) else None
+
+
 def test_predict_chain(student, observe, draw):
     for name in ["predict_dout_dv", "predict_dv_du", "predict_du_dx", "predict_x_grad"]:
-        observe(name, number(getattr(student, name)))
+        observe(name, _number(getattr(student, name)))
 
 
 def test_chain_by_hand(student, observe, draw):
@@ -101,8 +111,14 @@ def test_manual_backward(student, observe, draw):
     for leaf in leaves:  # the last graph's leaves hold a gradient already: backward adds to it
         leaf.grad = torch.ones_like(leaf)
     for name, leaves, _, output in graphs:
+        calls = [0] * len(leaves)
+        for i, leaf in enumerate(leaves):
+            leaf.register_post_accumulate_grad_hook(
+                lambda _, i=i, calls=calls: calls.__setitem__(i, calls[i] + 1)
+            )
         _, used = autograd_called(student.manual_backward, output)
         observe(f"{name}: used backward() or autograd.grad", used)
+        observe(f"{name}: a leaf's AccumulateGrad node called more than once", max(calls) > 1)
         observe(f"{name}: the leaves' .grad", [leaf.grad for leaf in leaves], atol=1e-4)
 
 

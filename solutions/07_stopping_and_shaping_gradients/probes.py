@@ -1,9 +1,49 @@
 """Lesson 7 (stopping and shaping gradients): what the grader observes of each answer."""
 
+import numpy
 import torch
 from torch import nn
 
-from grader.probing import autograd_called, by_hand, number
+from grader.probing import autograd_called, by_hand, hooks_registered, number
+
+
+class _Slope(torch.autograd.Function):
+    """3 t**2 going forward; autograd is told that its derivative is 6 t + 1."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(t):
+        return 3 * t**2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (t,) = ctx.saved_tensors
+        return grad * (6 * t + 1)
+
+
+class _Cube(torch.autograd.Function):
+    """t**3 going forward; autograd's derivative is _Slope, so its f'' is 6 t + 1, not 6 t."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(t):
+        return t**3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (t,) = ctx.saved_tensors
+        return grad * _Slope.apply(t)
+
 
 ELEMENTWISE = {
     "sin": torch.sin,
@@ -11,6 +51,7 @@ ELEMENTWISE = {
     "exp": torch.exp,
     "x sin x": lambda t: t * torch.sin(t),
     "tanh": torch.tanh,
+    "a custom Function": _Cube.apply,
 }
 SCALAR = {
     "sum of cubes": lambda t: (t**3).sum(),
@@ -20,9 +61,18 @@ SCALAR = {
 }
 
 
+def _number(value):
+    """A Python or NumPy number, or a 0-d tensor, as a plain int or float; None otherwise."""
+    if isinstance(value, torch.Tensor) and value.dim() == 0:
+        value = value.item()
+    if isinstance(value, numpy.generic):
+        value = value.item()
+    return value if type(value) in (int, float) else None
+
+
 def test_predict_detach(student, observe, draw):
     for name in ["predict_a", "predict_b"]:
-        observe(name, getattr(student, name))
+        observe(name, _number(getattr(student, name)))
 
 
 def test_fine_tune(student, observe, draw):
@@ -71,9 +121,10 @@ def test_clipped_gradient(student, observe, draw):
     for _ in range(2):
         x = draw.tensor(6, requires_grad=True)
         limit = draw.number(0.5, 3.0, digits=2)
-        loss, used = autograd_called(student.clipped_gradient, x, limit)
+        (loss, hooks), used = autograd_called(hooks_registered, student.clipped_gradient, x, limit)
         observe("the loss returned", number(loss), atol=1e-4)
         observe("autograd was called", used)
+        observe("a hook was registered", hooks >= 1)
         observe("x.grad afterwards", x.grad, atol=1e-4)
 
 
@@ -85,7 +136,7 @@ def test_fix_inplace(student, observe, draw):
 
 
 def test_branch_derivative(student, observe, draw):
-    points = [1.0, 0.0]
+    points = [1.0, 0.0, 0.5]
     points += [draw.number(0.51, 2.5) for _ in range(3)]
     points += [draw.number(-2.5, 0.5) for _ in range(3)]
     for x in points:
