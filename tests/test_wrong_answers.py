@@ -3,6 +3,7 @@ comparing what the lesson's probes observe with the solution, rejects every one 
 
 import copy
 import json
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -73,14 +74,14 @@ def _failures_after(lesson: str, wrong: list[dict], tmp_path: Path) -> tuple[dic
     return {gid: by_id[gid].outputs for gid in tests}, observed
 
 
-def test_every_exercise_has_a_typical_wrong_answer(lesson):
-    """Each answer cell of the lesson is exercised by at least one wrong answer."""
+def test_every_exercise_has_three_typical_wrong_answers(lesson):
+    """Each answer cell of the lesson is exercised by at least three wrong answers."""
     nb = nbformat.read(solution_notebook(lesson), as_version=4)
     answer_cells = {
         gid for gid, c in _cells_by_grade_id(nb).items() if c.metadata["nbgrader"]["solution"]
     }
-    covered = {a["cell"] for a in _wrong_answers(lesson)}
-    assert answer_cells - covered == set()
+    counts = Counter(a["cell"] for a in _wrong_answers(lesson))
+    assert {cell: counts[cell] for cell in answer_cells if counts[cell] < 3} == {}
 
 
 @pytest.mark.parametrize(
