@@ -100,17 +100,3 @@ def pytest_configure(config):
     import nbval.plugin
 
     nbval.plugin.RunningKernel = _retrying(nbval.plugin.RunningKernel)
-
-
-# Files whose tests are independent runs (one notebook each): spread over the test workers.
-SPREAD = {"test_wrong_answers.py", "test_alternative_answers.py", "test_validation.py"}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
-    """Under xdist's loadgroup, every other file's tests stay together on one worker: they share
-    module fixtures (a graded demo course, a class graded by both engines), and nbval's cells
-    of one notebook share one kernel."""
-    for item in items:
-        if item.path.name not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))

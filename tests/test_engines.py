@@ -20,9 +20,15 @@ VOLATILE = [
 ]
 
 
+# Complete and right, typical mistakes, untouched: every kind of output, at half the cost of
+# grading the whole example class twice (stock nbgrader takes seconds per notebook).
+STUDENTS = ["alice", "bob", "carol"]
+
+
 def _course(root, engine):
     course = init_course(root, due_dates=EXAMPLE_CLASS / "due_dates.csv")
-    shutil.copytree(EXAMPLE_CLASS / "submitted", course / "submitted", dirs_exist_ok=True)
+    for student in STUDENTS:
+        shutil.copytree(EXAMPLE_CLASS / "submitted" / student, course / "submitted" / student)
     for lesson in lessons():
         autograde(course, lesson, engine=engine)
     return course
@@ -30,7 +36,7 @@ def _course(root, engine):
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
-    """The example class graded once by each engine."""
+    """Three students of the example class graded once by each engine."""
     root = tmp_path_factory.mktemp("engines")
     return _course(root / "stock", "nbgrader"), _course(root / "fast", "fast")
 
