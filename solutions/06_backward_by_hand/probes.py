@@ -1,8 +1,8 @@
 """Lesson 6 (backward by hand): what the grader observes of each answer."""
 
-import numpy
 import torch
 
+from grader.checks import as_number
 from grader.probing import autograd_called, by_hand, number
 
 
@@ -50,18 +50,9 @@ def _leaf_node(consumers, leaf):
     return next(n for n in consumers if getattr(n, "variable", None) is leaf)
 
 
-def _number(value):
-    """A Python or NumPy number, or a 0-d tensor, as a plain int or float; None otherwise."""
-    if isinstance(value, torch.Tensor) and value.dim() == 0:
-        value = value.item()
-    if isinstance(value, numpy.generic):
-        value = value.item()
-    return value if type(value) in (int, float) else None
-
-
 def test_predict_chain(student, observe, draw):
     for name in ["predict_dout_dv", "predict_dv_du", "predict_du_dx", "predict_x_grad"]:
-        observe(name, _number(getattr(student, name)))
+        observe(name, as_number(getattr(student, name)))
 
 
 def test_chain_by_hand(student, observe, draw):

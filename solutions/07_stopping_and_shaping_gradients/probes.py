@@ -1,9 +1,9 @@
 """Lesson 7 (stopping and shaping gradients): what the grader observes of each answer."""
 
-import numpy
 import torch
 from torch import nn
 
+from grader.checks import as_number
 from grader.probing import autograd_called, by_hand, hooks_registered, number
 
 
@@ -61,18 +61,9 @@ SCALAR = {
 }
 
 
-def _number(value):
-    """A Python or NumPy number, or a 0-d tensor, as a plain int or float; None otherwise."""
-    if isinstance(value, torch.Tensor) and value.dim() == 0:
-        value = value.item()
-    if isinstance(value, numpy.generic):
-        value = value.item()
-    return value if type(value) in (int, float) else None
-
-
 def test_predict_detach(student, observe, draw):
     for name in ["predict_a", "predict_b"]:
-        observe(name, _number(getattr(student, name)))
+        observe(name, as_number(getattr(student, name)))
 
 
 def test_fine_tune(student, observe, draw):
