@@ -1,13 +1,13 @@
 """Correct answers written in other styles than the solution earn full marks: their test cells
 pass without errors or stderr, and the judge accepts what the lessons' probes observe."""
 
-import copy
 from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
-from test_wrong_answers import SEED, _cells_by_grade_id, _failures_after, _rounds
+from answer_runs import try_answers
+from test_wrong_answers import SEED, _cells_by_grade_id
 
 from grader.course import lessons, solution_notebook
 from grader.judge import verdict
@@ -33,28 +33,38 @@ def test_every_exercise_has_two_alternative_answers(lesson):
     assert {gid: n for gid, n in counts.items() if n < 2} == {}
 
 
+@pytest.fixture(scope="module")
+def alternative_answer_runs(tmp_path_factory):
+    """Each lesson's alternative answers tried once, on first use: lesson -> one result each."""
+    runs: dict[str, list[dict]] = {}
+
+    def run(lesson: str) -> list[dict]:
+        if lesson not in runs:
+            folder = tmp_path_factory.mktemp(lesson)
+            runs[lesson] = try_answers(lesson, _alternative_answers(lesson), SEED, folder)
+        return runs[lesson]
+
+    return run
+
+
 @pytest.mark.parametrize(
-    "lesson_round",
+    "case",
     [
-        pytest.param((lesson, i), id=f"{lesson}-{i}")
+        pytest.param((lesson, i), id=f"{lesson}-{answer['cell']}-{i}")
         for lesson in lessons()
-        for i in range(len(_rounds(_alternative_answers(lesson))))
+        for i, answer in enumerate(_alternative_answers(lesson))
     ],
 )
-def test_alternative_answers_earn_full_marks(lesson_round, tmp_path, reference_server):
-    """Each alternative answer passes its test cell, without stderr, and the judge accepts it."""
-    lesson, index = lesson_round
-    alternatives = _rounds(_alternative_answers(lesson))[index]
-    outputs, observed = _failures_after(lesson, copy.deepcopy(alternatives), tmp_path)
-    expected = reference_server.observe(lesson, SEED)
-    problems = []
-    for answer in alternatives:
-        outs = outputs[answer["test"]]
-        errors = [f"{o.ename}: {o.evalue}" for o in outs if o.output_type == "error"]
-        stderr = [o.text for o in outs if o.output_type == "stream" and o.name == "stderr"]
-        if errors or stderr:
-            problems.append(f"{answer['style']}: {answer['test']} failed: {errors or stderr}")
-        problem = verdict(expected[answer["test"]], observed[answer["test"]])
-        if problem is not None:
-            problems.append(f"{answer['style']}: the judge rejects it: {problem}")
-    assert not problems, "\n".join(problems)
+def test_alternative_answer_earns_full_marks(case, alternative_answer_runs, reference_server):
+    """The alternative answer passes its test cell, without stderr, and the judge accepts it."""
+    lesson, index = case
+    answer = _alternative_answers(lesson)[index]
+    run = alternative_answer_runs(lesson)[index]
+    assert "died" not in run, f"{answer['style']}: {run.get('died')}"
+    outs = run["outputs"]
+    errors = [f"{o['ename']}: {o['evalue']}" for o in outs if o["output_type"] == "error"]
+    stderr = [o["text"] for o in outs if o["output_type"] == "stream" and o["name"] == "stderr"]
+    assert not (errors or stderr), f"{answer['style']}: {answer['test']} failed: {errors or stderr}"
+    expected = reference_server.observe(lesson, SEED)[answer["test"]]
+    problem = verdict(expected, run["observed"])
+    assert problem is None, f"{answer['style']}: the judge rejects it: {problem}"

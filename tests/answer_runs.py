@@ -1,0 +1,107 @@
+"""Try many answers against one lesson for the price of one run.
+
+`python tests/answer_runs.py` reads a request on stdin: a solution notebook, its probes, a seed
+and answers (answer cell, answer source, test cell). It runs the solution's code cells once, in
+the cell runner the fast engine grades with (a kernel's outputs, without a kernel), and for
+each answer forks just before the answer's cell: the fork runs the answer in its place, the
+cells up to its test cell, then the test's probe, and sends back the test cell's outputs and
+what the probe observed. The solution's own run goes on unchanged, so every answer starts
+from the same state as a student's would and sees no other answer.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ANSWER_SECONDS = 120  # a fork that runs longer is stopped, and its answer reported as hung
+
+
+def _code_cells(notebook: str) -> tuple[list[str], dict[str, int]]:
+    """The code cells' sources, and each graded cell's place among them."""
+    cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
+    places = {
+        c.metadata["nbgrader"]["grade_id"]: i
+        for i, c in enumerate(cells)
+        if "nbgrader" in c.metadata
+    }
+    return [c.source for c in cells], places
+
+
+def _try(runner, sources, places, answer, probes, seed) -> dict:
+    """In a fork: the answer in its cell's place, the cells up to its test, then the probe."""
+    from grader.probing import run_probe
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        signal.alarm(ANSWER_SECONDS)
+        start, test = places[answer["cell"]], places[answer["test"]]
+        outputs = []
+        for index in range(start, test + 1):
+            source = answer["answer"] if index == start else sources[index]
+            outputs, _, _ = runner.run(source)
+        observed = run_probe(probes, answer["test"], runner.shell.user_ns, seed)
+        with os.fdopen(write, "w") as report:
+            json.dump({"outputs": outputs, "observed": observed}, report)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as report:
+        text = report.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
+        return {"died": f"the answer ran over {ANSWER_SECONDS} s"}
+    if not text:
+        return {"died": f"the answer's run ended without a report (wait status {status})"}
+    return json.loads(text)
+
+
+def try_answers(lesson: str, answers: list[dict], seed: int, folder: Path) -> list[dict]:
+    """Each answer's test cell outputs and probe observations (or why its run died)."""
+    from grader.course import solution_notebook
+    from grader.reference import probes_file
+
+    report = folder / "answers.json"
+    request = {
+        "notebook": str(solution_notebook(lesson)),
+        "probes": str(probes_file(lesson)),
+        "seed": seed,
+        "answers": [{k: a[k] for k in ("cell", "answer", "test")} for a in answers],
+        "folder": str(folder),
+        "report": str(report),
+    }
+    subprocess.run([sys.executable, __file__], input=json.dumps(request), text=True, check=True)
+    return json.loads(report.read_text())
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    import matplotlib
+    import torch
+
+    matplotlib.use("module://matplotlib_inline.backend_inline")
+    torch.set_num_threads(1)  # a fork inherits no thread pool it cannot use
+    from grader.cell_runner import CellRunner
+    from grader.probing import load_probes
+
+    sources, places = _code_cells(request["notebook"])
+    probes = load_probes(Path(request["probes"]).read_text())
+    answers = request["answers"]
+    os.chdir(request["folder"])
+    runner = CellRunner()
+    results: list = [None] * len(answers)
+    for index, source in enumerate(sources):
+        for k, answer in enumerate(answers):
+            if places[answer["cell"]] == index:
+                results[k] = _try(runner, sources, places, answer, probes, request["seed"])
+        runner.run(source)
+    Path(request["report"]).write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
