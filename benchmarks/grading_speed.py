@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from grader.commands.export import grade_rows  # noqa: E402
+from grader.commands.init import init_course  # noqa: E402
 from grader.course import EXAMPLE_CLASS, lessons  # noqa: E402
-from grader.export import grade_rows  # noqa: E402
-from grader.grading import autograde  # noqa: E402
-from grader.init import init_course  # noqa: E402
+from grader.grading.lesson import autograde  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())
 

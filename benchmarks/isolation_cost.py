@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.course import lessons  # noqa: E402
-from grader.engine import Sandbox  # noqa: E402
-from grader.reference import ReferenceServer  # noqa: E402
-from grader.sandbox import Limits  # noqa: E402
+from grader.judging.reference import ReferenceServer  # noqa: E402
+from grader.sandbox.client import Sandbox  # noqa: E402
+from grader.sandbox.isolation import Limits  # noqa: E402
 
 CELLS = [(0, "x = 1 + 1")]
 

@@ -5,15 +5,15 @@ import sys
 import warnings
 from pathlib import Path
 
+from grader.commands.release import ReleaseError
 from grader.course import CourseError, lessons, resolve_course_dir
-from grader.release import ReleaseError
-from grader.safe_text import terminal_safe
+from grader.safe_output.text import terminal_safe
 
 COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
 
 
 def _init(args) -> int:
-    from grader.init import init_course
+    from grader.commands.init import init_course
 
     folder = init_course(
         args.folder, roster=args.roster, due_dates=args.due_dates, db_url=args.db_url
@@ -25,7 +25,7 @@ def _init(args) -> int:
 
 
 def _release(args) -> int:
-    from grader.release import release
+    from grader.commands.release import release
 
     for path in release(args.lessons or None):
         print(f"wrote {path}")
@@ -33,7 +33,7 @@ def _release(args) -> int:
 
 
 def _collect(args) -> int:
-    from grader.collect import collect
+    from grader.commands.collect import collect
 
     placed, rejected = collect(args.source, resolve_course_dir(args.course_dir), args.lesson)
     for item in placed:
@@ -45,9 +45,9 @@ def _collect(args) -> int:
 
 
 def _autograde(args) -> int:
-    from grader.grading import autograde
-    from grader.sandbox import Limits
-    from grader.score_table import score_table
+    from grader.commands.score_table import score_table
+    from grader.grading.lesson import autograde
+    from grader.sandbox.isolation import Limits
 
     _known_lesson(args.lesson)
     course = resolve_course_dir(args.course_dir)
@@ -57,7 +57,7 @@ def _autograde(args) -> int:
         memory_bytes=int(args.memory_gib * 1024**3),
     )
     if args.engine == "fast":
-        from grader.sandbox import probe
+        from grader.sandbox.isolation import probe
 
         print(probe()[0].describe(), file=sys.stderr)
     results = autograde(
@@ -75,7 +75,7 @@ def _autograde(args) -> int:
 
 
 def _feedback(args) -> int:
-    from grader.feedback import generate_feedback
+    from grader.commands.feedback import generate_feedback
 
     _known_lesson(args.lesson)
     course = resolve_course_dir(args.course_dir)
@@ -88,7 +88,7 @@ def _feedback(args) -> int:
 
 
 def _export(args) -> int:
-    from grader.export import export
+    from grader.commands.export import export
 
     course = resolve_course_dir(args.course_dir)
     print(f"wrote {export(course, args.to or course / 'grades.csv')}")
@@ -96,7 +96,7 @@ def _export(args) -> int:
 
 
 def _report(args) -> int:
-    from grader.report import write_report
+    from grader.commands.report import write_report
 
     course = resolve_course_dir(args.course_dir)
     print(f"wrote {write_report(course, args.out or course / 'report')}")
@@ -104,9 +104,9 @@ def _report(args) -> int:
 
 
 def _demo(args) -> int:
-    from grader.demo import run_demo
-    from grader.sandbox import probe
-    from grader.score_table import score_table
+    from grader.commands.demo import run_demo
+    from grader.commands.score_table import score_table
+    from grader.sandbox.isolation import probe
 
     print(probe()[0].describe(), file=sys.stderr)
     results = run_demo(args.out, progress=True)
@@ -122,7 +122,7 @@ def _known_lesson(lesson: str) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per instructor task."""
-    from grader.demo import DEFAULT_OUT
+    from grader.commands.demo import DEFAULT_OUT
 
     top = argparse.ArgumentParser(prog="grader", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -3,9 +3,10 @@
 Each lesson has a `probes.py` beside its solution, with one function per test cell, named after
 the cell's grade id: `test_x(student, observe, draw)`. At grading time the probe runs right after
 its test cell twice, on the same inputs drawn from the run's seed: in the submission's process,
-and in a clean process that ran the solution (`grader.reference`). Both report observations —
-values, never verdicts — and the grading process compares them (`grader.judge`). A submission can
-change what its own process reports, but not the reference, nor the comparison.
+and in a clean process that ran the solution (`grader.judging.reference`). Both report
+observations — values, never verdicts — and the grading process compares them
+(`grader.judging.verdict`). A submission can change what its own process reports, but not the
+reference, nor the comparison.
 """
 
 import math

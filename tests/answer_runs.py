@@ -64,7 +64,7 @@ def _try(runner, sources, places, answer, probes, seed) -> dict:
 def try_answers(lesson: str, answers: list[dict], seed: int, folder: Path) -> list[dict]:
     """Each answer's test cell outputs and probe observations (or why its run died)."""
     from grader.course import solution_notebook
-    from grader.reference import probes_file
+    from grader.judging.reference import probes_file
 
     report = folder / "answers.json"
     request = {
@@ -86,8 +86,8 @@ def main() -> None:
 
     matplotlib.use("module://matplotlib_inline.backend_inline")
     torch.set_num_threads(1)  # a fork inherits no thread pool it cannot use
-    from grader.cell_runner import CellRunner
     from grader.probing import load_probes
+    from grader.sandbox.cell_runner import CellRunner
 
     sources, places = _code_cells(request["notebook"])
     probes = load_probes(Path(request["probes"]).read_text())

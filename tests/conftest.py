@@ -3,7 +3,7 @@
 import pytest
 
 from grader.course import lessons
-from grader.reference import ReferenceServer
+from grader.judging.reference import ReferenceServer
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

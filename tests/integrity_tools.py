@@ -6,8 +6,8 @@ from pathlib import Path
 
 import nbformat
 
+from grader.commands.init import init_course
 from grader.course import solution_notebook, student_notebook
-from grader.init import init_course
 
 LESSON = "01_tensors_and_requires_grad"
 

@@ -10,7 +10,7 @@ from answer_runs import try_answers
 from test_wrong_answers import SEED, _cells_by_grade_id
 
 from grader.course import lessons, solution_notebook
-from grader.judge import verdict
+from grader.judging.verdict import verdict
 
 ALTERNATIVE_ANSWERS = Path(__file__).parent / "alternative_answers"
 

@@ -33,12 +33,12 @@ from integrity_tools import (
 )
 
 import grader
-from grader import outcomes
 from grader.course import nbgrader_api, nbgrader_config, solution_notebook
-from grader.db import engine
-from grader.grading import Result, autograde
-from grader.judge import INTRO, autograded_tests
-from grader.sandbox import Limits
+from grader.grading import outcomes
+from grader.grading.database import engine
+from grader.grading.lesson import Result, autograde
+from grader.judging.verdict import INTRO, autograded_tests
+from grader.sandbox.isolation import Limits
 
 HERE = Path(__file__).parent / "integrity"
 ATTACKS = yaml.safe_load((HERE / "attacks.yml").read_text())
@@ -269,7 +269,7 @@ def test_autograded_notebooks_stay_within_the_output_budget(run):
 
 def test_the_sandbox_is_active_here():
     """The attack tests mean something only with the namespaces and the memory cgroup on."""
-    from grader.sandbox import probe
+    from grader.sandbox.isolation import probe
 
     protections, _ = probe()
     assert protections.namespaces and protections.unprivileged, protections.describe()

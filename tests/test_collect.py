@@ -6,8 +6,8 @@ import zipfile
 import pytest
 
 from grader.cli import main
-from grader.collect import collect, identify
-from grader.init import init_course
+from grader.commands.collect import collect, identify
+from grader.commands.init import init_course
 
 L1 = "01_tensors_and_requires_grad"
 L3 = "03_backward_and_scalar_outputs"

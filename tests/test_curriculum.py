@@ -6,7 +6,7 @@ import re
 import nbformat
 
 from grader.course import lessons, solution_notebook
-from grader.reference import probes_file
+from grader.judging.reference import probes_file
 
 DERIVATIVE_LESSONS = {"03", "04", "05"}
 PLOT_LESSONS = {"02", "05", "06", "07"}

@@ -7,10 +7,10 @@ import shutil
 import nbformat
 import pytest
 
+from grader.commands.export import grade_rows
+from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, lessons
-from grader.export import grade_rows
-from grader.grading import autograde
-from grader.init import init_course
+from grader.grading.lesson import autograde
 
 # Outputs that differ between any two runs, whichever engine: memory addresses and the
 # per-process file an IPython kernel compiles each cell into.

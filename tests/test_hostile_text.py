@@ -10,14 +10,14 @@ import nbformat
 import pytest
 from integrity_tools import FULL_MARKS, LESSON, new_course, submit
 
-from grader import outcomes
 from grader.cli import main
+from grader.commands.feedback import HideHiddenTests, RemoveGraderCode, generate_feedback
+from grader.commands.score_table import score_table
 from grader.course import EXAMPLE_CLASS, nbgrader_api, nbgrader_config, solution_notebook
-from grader.feedback import HideHiddenTests, RemoveGraderCode, generate_feedback
-from grader.grading import Result, autograde
-from grader.redaction import MARKER, redact, secret_lines
-from grader.safe_text import csv_safe, terminal_safe
-from grader.score_table import score_table
+from grader.grading import outcomes
+from grader.grading.lesson import Result, autograde
+from grader.safe_output.redaction import MARKER, redact, secret_lines
+from grader.safe_output.text import csv_safe, terminal_safe
 
 ESC_ID = "mal\x1b[2J\u202eformed"  # clears the screen, then prints right to left
 FORMULA_ID = "@SUM(1+1)"

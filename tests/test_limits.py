@@ -8,8 +8,8 @@ import pytest
 from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submit
 
 from grader.cli import main
-from grader.grading import scores_of
-from grader.sandbox import probe
+from grader.grading.lesson import scores_of
+from grader.sandbox.isolation import probe
 
 SLEEP_8_S = "import time\ntime.sleep(8)\n"
 TWO_SLEEPS = "import time\ntime.sleep(2)\n"
@@ -115,8 +115,8 @@ for pid in children:
 def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     """A submission's busy processes are throttled to the sandbox's CPU share (one core by
     default), so the other core stays for the submission another worker grades meanwhile."""
-    from grader import grading
-    from grader.sandbox import Limits
+    from grader.grading import lesson as grading
+    from grader.sandbox.isolation import Limits
 
     course = new_course(tmp_path / "course")
     submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))

@@ -13,8 +13,8 @@ import pytest
 from integrity_tools import FULL_MARKS, LESSON, answered, digests, new_course, submit
 
 from grader.course import REPO_ROOT, solution_notebook, student_notebook
-from grader.grading import autograde
-from grader.sandbox import Limits
+from grader.grading.lesson import autograde
+from grader.sandbox.isolation import Limits
 
 LIMITS = Limits(cell_seconds=10, notebook_seconds=20)
 

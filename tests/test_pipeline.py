@@ -10,17 +10,17 @@ from nbgrader.apps import NbGraderAPI
 from pinned_scores import PINNED
 
 from grader.cli import main
+from grader.commands.export import NBGRADER_COLUMNS
+from grader.commands.init import init_course
+from grader.commands.report import failure_explanations
 from grader.course import EXAMPLE_CLASS, lessons, nbgrader_api, nbgrader_config
-from grader.export import NBGRADER_COLUMNS
-from grader.init import init_course
-from grader.report import failure_explanations
 
 
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory):
     """The demo's course folder and the score table it printed."""
     out = tmp_path_factory.mktemp("demo") / "course"
-    from grader.demo import run_demo
+    from grader.commands.demo import run_demo
 
     return out, run_demo(out)
 
@@ -129,7 +129,7 @@ def test_init_makes_an_nbgrader_course_with_every_lesson(fresh_course):
 def test_solution_scores_full_marks_and_untouched_notebook_zero(fresh_course, lesson):
     """In a course made by init, the solution earns full marks and the blank notebook none."""
     from grader.course import solution_notebook, student_notebook
-    from grader.grading import autograde
+    from grader.grading.lesson import autograde
 
     for student, notebook in [
         ("ref", solution_notebook(lesson)),

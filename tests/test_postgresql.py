@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from pinned_scores import PINNED
 
+from grader.commands.export import export
+from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS
-from grader.export import export
-from grader.grading import autograde
-from grader.init import init_course
+from grader.grading.lesson import autograde
 
 LESSONS = ["01_tensors_and_requires_grad", "04_retain_graph_and_accumulation"]
 

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.course import solution_notebook
-from grader.judge import ADVICE, autograded_tests, judge_tests, verdict
+from grader.judging.reference import probes_file
+from grader.judging.verdict import ADVICE, autograded_tests, judge_tests, verdict
 from grader.probing import load_probes
-from grader.reference import probes_file
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
 TENSOR = {"shape": [2], "values": [1.5, -2.0]}

@@ -1,7 +1,7 @@
 """The student notebooks are exactly what nbgrader generates from the solutions."""
 
+from grader.commands.release import release
 from grader.course import NOTEBOOKS, lessons, solution_notebook, student_notebook
-from grader.release import release
 
 
 def test_released_notebooks_match_a_fresh_generation(tmp_path):
@@ -37,7 +37,7 @@ def test_release_rejects_an_unknown_lesson(tmp_path):
     """Naming a lesson that does not exist is a clear error that lists the known ones."""
     import pytest
 
-    from grader.release import ReleaseError
+    from grader.commands.release import ReleaseError
 
     with pytest.raises(ReleaseError, match="no such lesson: 99_nope"):
         release(["99_nope"], into=tmp_path, record=False)

@@ -7,7 +7,7 @@ from nbgrader.validator import Validator
 from notebook_tools import execute, validate
 
 from grader.course import solution_notebook, student_notebook
-from grader.judge import autograded_tests
+from grader.judging.verdict import autograded_tests
 
 # Lessons show some torch warnings on purpose; anything else on stderr is a broken cell.
 WARNING = re.compile(r"\w+Warning: ")

@@ -5,10 +5,10 @@ import os
 
 import pytest
 
-from grader import wire
-from grader.engine import RunReport, _outputs, _Watch
-from grader.judge import verdict
-from grader.sandbox import Limits
+from grader.judging.verdict import verdict
+from grader.sandbox import wire
+from grader.sandbox.client import RunReport, _outputs, _Watch
+from grader.sandbox.isolation import Limits
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
 

@@ -10,7 +10,7 @@ import yaml
 from answer_runs import try_answers
 
 from grader.course import lessons, solution_notebook
-from grader.judge import verdict
+from grader.judging.verdict import verdict
 
 WRONG_ANSWERS = Path(__file__).parent / "wrong_answers"
 

@@ -1,9 +1,10 @@
 """Pasted into an attack where it says {channel}: the report pipe, found as a student finds it.
 
-A hostile student who has read `grader.zygote` knows that the cell runner reports each cell on a
-pipe whose write end is open in the submission's own process, in frames of a 4-byte big-endian
-length and a JSON object with a "kind" (start, cell, probe, finished), and that the request
-(cells, probes, seed) is still in memory. This finds both and writes frames of its own.
+A hostile student who has read `grader.sandbox.cell_server` knows that the cell runner reports
+each cell on a pipe whose write end is open in the submission's own process, in frames of a
+4-byte big-endian length and a JSON object with a "kind" (start, cell, probe, finished), and
+that the request (cells, probes, seed) is still in memory. This finds both and writes frames of
+its own.
 """
 
 import fcntl as _fcntl
@@ -39,7 +40,7 @@ PROBES_AT = (REQUEST.get("probes") or {}).get("at", {})
 
 
 def frame(kind: str, **fields) -> bytes:
-    """One well-formed frame, as `grader.wire.encode` makes it."""
+    """One well-formed frame, as `grader.sandbox.wire.encode` makes it."""
     body = _json.dumps({"kind": kind, **fields}).encode()
     return _struct.pack(">I", len(body)) + body
 

@@ -1,13 +1,13 @@
-"""The template process inside the sandbox: imports torch once, then only forks.
+"""The warm cell server inside the sandbox: it runs submissions' cells, and grades nothing.
 
-Started by the grading process (`python -m grader.zygote`), it warms itself with the released
-lessons' own cells (instructor code, never a submission's, read from its stdin), then waits on a
-control socket. For
-each submission the grading process hands it two fresh pipes; the template forks a child, gives
-it the pipes and closes its own copies: it never reads a request, a cell or a report, so no
-submission's data is ever in the memory the next submission's process is forked from. The child
-reads its request and reports its cells straight to the grading process. When told to clean, the
-template kills every process the submission started.
+Started by the grading process (`python -m grader.sandbox.cell_server`), it imports torch once
+and warms itself with the released lessons' own cells (instructor code, never a submission's,
+read from its stdin), then waits on a control socket. For each submission the grading process
+hands it two fresh pipes; the server forks a child, gives it the pipes and closes its own copies:
+it never reads a request, a cell or a report, so no submission's data is ever in the memory the
+next submission's process is forked from. The child reads its request and reports its cells
+straight to the grading process. When told to clean, the server kills every process the
+submission started.
 
 The child isolates itself before it runs anything of the submission: as root it enters the
 memory cgroup it is given, unshares a mount and an IPC namespace, mounts a fresh /tmp and
@@ -28,7 +28,8 @@ import sys
 import time
 import traceback
 
-from grader import probing, wire
+from grader import probing
+from grader.sandbox import wire
 
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
@@ -55,7 +56,7 @@ def _warm():
 
     torch.set_num_threads(1)
     from grader import checks, probing  # noqa: F401 -- test cells and probes import them
-    from grader.cell_runner import CellRunner
+    from grader.sandbox.cell_runner import CellRunner
 
     runner = CellRunner()
     for source in [
@@ -306,7 +307,7 @@ def _clear_keyrings(uid: int) -> None:
 
 
 def _in_sandbox() -> bool:
-    """Whether we run in the sandbox's own PID namespace (set by `grader.engine`)."""
+    """Whether we run in the sandbox's own PID namespace (set by `grader.sandbox.client`)."""
     return os.environ.get("GRADER_PID_NAMESPACE") == "1"
 
 

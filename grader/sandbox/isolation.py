@@ -1,6 +1,6 @@
 """The sandbox student code runs in: which protections this machine gives, and how to start it.
 
-Student code runs in forks of a template process (see `grader.zygote`) started inside
+Student code runs in forks of a template process (see `grader.sandbox.cell_server`) started inside
 bubblewrap: no network, its own process and IPC namespaces, and a filesystem that holds only the
 system, the Python environment and the `grader` package (read-only) plus an empty /tmp. The
 course folder, the solutions, the gradebook and other students' work are not in it. When the
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grader
-from grader import cgroups
+from grader.sandbox import cgroups
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,8 @@ def _bwrap_command(as_root: bool) -> list[str]:
     """bwrap with the namespaces and, for root, the few capabilities the template needs.
 
     As root no user namespace is needed to build the view; the template keeps only what it
-    takes to give each submission its own mounts and user (`grader.zygote`), and each submission
-    drops to a user of its own, so that the process limit binds (it never binds root).
+    takes to give each submission its own mounts and user (`grader.sandbox.cell_server`), and each
+    submission drops to a user of its own, so that the process limit binds (it never binds root).
     """
     if as_root:
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]

@@ -1,7 +1,7 @@
 """The verdict on each test cell, decided in the grading process from data alone.
 
 The submission's process reports what its probes observed (`grader.probing`); the reference
-server reports what the solution gives on the same inputs (`grader.reference`). A test cell
+server reports what the solution gives on the same inputs (`grader.judging.reference`). A test cell
 keeps its points only if it passed in the submission's run and the two reports agree, and the
 score is written from here, not read back from outputs the submission could shape. Whatever the
 submission patches in its own process, it cannot reach this comparison, nor the reference.

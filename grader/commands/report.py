@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 -- the backend must be chosen first
 import nbformat  # noqa: E402
 
-from grader.export import grade_rows  # noqa: E402
+from grader.commands.export import grade_rows  # noqa: E402
 
 
 def failure_explanations(course_dir: Path) -> Counter:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from grader import outcomes, submission_check
 from grader.course import nbgrader_api, nbgrader_config
-from grader.db import share_engines_with_nbgrader
-from grader.nbgrader_steps import SANITIZE
-from grader.sandbox import Limits
+from grader.grading import outcomes, submission_check
+from grader.grading.database import share_engines_with_nbgrader
+from grader.grading.nbgrader_steps import SANITIZE
+from grader.sandbox.isolation import Limits
 
 ENGINES = ("fast", "nbgrader")
 
@@ -82,9 +82,9 @@ _WORKERS: dict[int, object] = {}  # this process's warm sandbox and reference se
 
 def _workers(limits: Limits):
     """This process's warm processes, started with `limits` (restarted if they differ)."""
-    from grader.engine import Sandbox
-    from grader.fast_autograde import Workers
-    from grader.reference import ReferenceServer
+    from grader.grading.submission import Workers
+    from grader.judging.reference import ReferenceServer
+    from grader.sandbox.client import Sandbox
 
     workers = _WORKERS.get(os.getpid())
     if workers is None or workers.sandbox.limits != limits:
@@ -138,7 +138,7 @@ def _grade_one(course_dir, lesson: str, student: str, engine: str, limits: Limit
 
 def _run(api, lesson: str, student: str, engine: str, limits: Limits) -> tuple[str, str]:
     if engine == "fast":
-        from grader.fast_autograde import autograde_submission
+        from grader.grading.submission import autograde_submission
 
         try:
             outcome, detail = autograde_submission(

@@ -1,10 +1,10 @@
 """The reference observations: a lesson's probes run against its solution, outside the sandbox.
 
 Every submission is probed on inputs drawn from a seed of its own, so each needs the solution's
-observations for that seed. A reference server (`python -m grader.reference`), started by the
-grading process, imports torch once. For each lesson it forks a lesson process that runs the
-solution's cells up to the first exercise (the lesson itself, figures and all); for each seed,
-the lesson process forks again, runs the exercises with each test cell's probe in its place, and
+observations for that seed. A reference server (`python -m grader.judging.reference`), started by
+the grading process, imports torch once. For each lesson it forks a lesson process that runs the
+solution's cells up to the first exercise (the lesson itself, figures and all); for each seed, the
+lesson process forks again, runs the exercises with each test cell's probe in its place, and
 answers. Only the lesson asked for last keeps a process (grading goes lesson by lesson). No
 submission's code or data ever reaches these processes: they get a lesson id and a seed, and run
 instructor code only.
@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader import wire
 from grader.course import SOLUTIONS, solution_notebook
+from grader.sandbox import wire
 
 ANSWER_LIMIT = 64 * 1024**2
 
@@ -48,7 +48,7 @@ class ReferenceServer:
         server works on another core)."""
         if self.process is None or self.process.poll() is not None:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "grader.reference"],
+                [sys.executable, "-m", "grader.judging.reference"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "OMP_NUM_THREADS": "1", "MPLCONFIGDIR": tempfile.gettempdir()},
@@ -95,7 +95,7 @@ def _split(nb) -> tuple[list, list]:
 
 def _observe_exercises(runner, cells: list, probes: dict, seed: int) -> dict[str, list]:
     """Run the exercises; in place of each test cell, its probe on inputs drawn from `seed`."""
-    from grader.judge import is_test
+    from grader.judging.verdict import is_test
     from grader.probing import run_probe
 
     observations = {}
@@ -146,8 +146,8 @@ def _lesson_process(lesson: str) -> tuple[int, int, int]:
     """Fork a process that has run `lesson` up to its exercises; (pid, to it, from it)."""
     import nbformat
 
-    from grader.cell_runner import CellRunner
     from grader.probing import load_probes
+    from grader.sandbox.cell_runner import CellRunner
 
     to_read, to_write = os.pipe()
     from_read, from_write = os.pipe()

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, select
 
-from grader.db import engine as shared_engine
+from grader.grading.database import engine as shared_engine
 
 _metadata = MetaData()
 OUTCOMES = Table(

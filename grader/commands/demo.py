@@ -3,12 +3,12 @@
 import shutil
 from pathlib import Path
 
+from grader.commands.export import export
+from grader.commands.feedback import generate_feedback
+from grader.commands.init import init_course
+from grader.commands.report import write_report
 from grader.course import EXAMPLE_CLASS, REPO_ROOT, lessons
-from grader.export import export
-from grader.feedback import generate_feedback
-from grader.grading import Result, autograde
-from grader.init import init_course
-from grader.report import write_report
+from grader.grading.lesson import Result, autograde
 
 DEFAULT_OUT = REPO_ROOT / "build" / "demo"
 

@@ -1,7 +1,7 @@
 """The table printed after grading: one row per submission, safe whatever the students wrote."""
 
-from grader.grading import Result
-from grader.safe_text import terminal_safe
+from grader.grading.lesson import Result
+from grader.safe_output.text import terminal_safe
 
 HEADER = ("lesson", "student", "score", "max", "outcome")
 

@@ -19,11 +19,11 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
-from grader.engine import Sandbox, apply_run, folder_files
-from grader.judge import Verdict, autograded_tests, judge_tests
-from grader.nbgrader_steps import AFTER_RUN, SANITIZE
-from grader.reference import ReferenceServer, probes_file
-from grader.submission_check import open_no_follow, regular_files
+from grader.grading.nbgrader_steps import AFTER_RUN, SANITIZE
+from grader.grading.submission_check import open_no_follow, regular_files
+from grader.judging.reference import ReferenceServer, probes_file
+from grader.judging.verdict import Verdict, autograded_tests, judge_tests
+from grader.sandbox.client import Sandbox, apply_run, folder_files
 
 
 @dataclass

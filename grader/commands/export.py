@@ -5,9 +5,9 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
-from grader import outcomes
 from grader.course import nbgrader_api, nbgrader_config
-from grader.safe_text import csv_safe
+from grader.grading import outcomes
+from grader.safe_output.text import csv_safe
 
 NBGRADER_COLUMNS = [
     "assignment",

@@ -9,11 +9,11 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool
 
-from grader import outcomes
 from grader.course import nbgrader_api, nbgrader_config
-from grader.grading import submitted_students
-from grader.redaction import HIDDEN_TESTS, redact_output, secret_lines
-from grader.safe_html import FeedbackExporter, SafeImageMetadata
+from grader.grading import outcomes
+from grader.grading.lesson import submitted_students
+from grader.safe_output.html import FeedbackExporter, SafeImageMetadata
+from grader.safe_output.redaction import HIDDEN_TESTS, redact_output, secret_lines
 
 HIDDEN_NOTE = "# (the grader's hidden tests ran here; their code is not shown)"
 NOT_RUN = ("missing notebook", "malformed", "not graded")  # no autograded notebook of this work
@@ -79,7 +79,7 @@ def generate_feedback(course_dir: Path, lesson: str, *, show_hidden: bool = Fals
 
     Each student is done on their own, so one submission without a readable autograded notebook
     never stops the others; it is listed with the reason instead. The page holds no student
-    HTML that can run (grader.safe_html) and, unless `show_hidden`, no grader code.
+    HTML that can run (grader.safe_output.html) and, unless `show_hidden`, no grader code.
     """
     config = nbgrader_config(
         course_dir,

@@ -1,6 +1,6 @@
 """The grading side of the sandbox: start the template, run one submission, watch its limits.
 
-`Sandbox` starts the template process (`grader.zygote`) inside bubblewrap and, for each
+`Sandbox` starts the template process (`grader.sandbox.cell_server`) inside bubblewrap and, for each
 submission, hands it two fresh pipes: the submission's own process reads its request from one
 and reports its cells on the other, straight to this process, which enforces the time and output
 limits while it reads. Everything that comes back is untrusted: messages must arrive in the order
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import nbformat
 
-from grader import cgroups, wire
-from grader.cell_runner import MAX_OUTPUTS
-from grader.sandbox import Limits, probe
-from grader.submission_check import regular_files
+from grader.grading.submission_check import regular_files
+from grader.sandbox import cgroups, wire
+from grader.sandbox.cell_runner import MAX_OUTPUTS
+from grader.sandbox.isolation import Limits, probe
 
 FILE_LIMIT = 32 * 1024**2
 SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
@@ -77,7 +77,7 @@ class Sandbox:
         self.control = ours
         self.cpu = cgroups.create_cpu_share(f"grader-{os.getpid()}", self.limits.cpu_cores)
         self.process = subprocess.Popen(
-            [*self.prefix, sys.executable, "-m", "grader.zygote"],
+            [*self.prefix, sys.executable, "-m", "grader.sandbox.cell_server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=self.log,

@@ -1,0 +1,1 @@
+"""The instructor's commands behind `python -m grader`, one module each."""

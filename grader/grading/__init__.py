@@ -1,0 +1,1 @@
+"""Grading a lesson's submissions: one submission, the nbgrader steps, outcomes, the gradebook."""

@@ -1,0 +1,1 @@
+"""Verdicts decided outside the submission: the reference observations and pure comparison."""
