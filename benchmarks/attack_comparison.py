@@ -47,7 +47,7 @@ def main() -> None:
             submit(course, attack["name"], answered(fill(attack["code"], values)))
         for result in autograde(course, LESSON, engine=engine, jobs=1, limits=limits):
             scores[(engine, result.student)] = f"{result.score:g}/{result.max_score:g}"
-        if (course / "canary.txt").exists():
+        if (course.root / "canary.txt").exists():
             scores[(engine, "write_outside")] += " (wrote the canary)"
     print(f"{'attack':44} {'stock nbgrader':26} fast engine")
     for name in ["honest"] + [a["name"] for a in attacks]:

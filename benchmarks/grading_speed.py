@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.commands.export import grade_rows  # noqa: E402
 from grader.commands.init import init_course  # noqa: E402
-from grader.course import EXAMPLE_CLASS, lessons  # noqa: E402
+from grader.course import EXAMPLE_CLASS, Course, lessons  # noqa: E402
 from grader.grading.lesson import autograde  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())
@@ -34,7 +34,7 @@ def build_class(folder: Path, students: int) -> Path:
         example = EXAMPLES[i % len(EXAMPLES)]
         for lesson in lessons():
             source = EXAMPLE_CLASS / "submitted" / example / lesson
-            shutil.copytree(source, course / "submitted" / f"{example}{i:04d}" / lesson)
+            shutil.copytree(source, course.root / "submitted" / f"{example}{i:04d}" / lesson)
     return course
 
 
@@ -88,7 +88,7 @@ def _pss(pid: int) -> int:
     return 0
 
 
-def grade_all(course: Path, engine: str, jobs: int | None) -> tuple[float, int]:
+def grade_all(course: Course, engine: str, jobs: int | None) -> tuple[float, int]:
     """Grade every lesson; return (seconds, peak bytes)."""
     with PeakMemory() as memory:
         started = time.perf_counter()
@@ -98,7 +98,7 @@ def grade_all(course: Path, engine: str, jobs: int | None) -> tuple[float, int]:
     return seconds, memory.peak
 
 
-def grades(course: Path) -> dict:
+def grades(course: Course) -> dict:
     """(lesson, student, column) -> value for every score column of the export."""
     header, rows = grade_rows(course)
     columns = ["score", *header[header.index("detail") + 1 :]]

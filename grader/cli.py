@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 from grader.commands.release import ReleaseError
-from grader.course import CourseError, lessons, resolve_course_dir
+from grader.course import Course, CourseError, known_lessons, lessons
 from grader.safe_output.text import terminal_safe
 
 COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
@@ -15,11 +15,12 @@ COURSE_HELP = "course folder (default: the current folder if it is a course, els
 def _init(args) -> int:
     from grader.commands.init import init_course
 
-    folder = init_course(
+    course = init_course(
         args.folder, roster=args.roster, due_dates=args.due_dates, db_url=args.db_url
     )
     print(
-        f"{folder} is a course for {len(lessons())} lessons; put submissions in {folder}/submitted"
+        f"{course.root} is a course for {len(course.lessons)} lessons;"
+        f" put submissions in {course.root}/submitted"
     )
     return 0
 
@@ -35,7 +36,7 @@ def _release(args) -> int:
 def _collect(args) -> int:
     from grader.commands.collect import collect
 
-    placed, rejected = collect(args.source, resolve_course_dir(args.course_dir), args.lesson)
+    placed, rejected = collect(args.source, Course.at(args.course_dir), args.lesson)
     for item in placed:
         print(terminal_safe(f"placed   {item.name} -> {item.student}/{item.lesson} ({item.note})"))
     for item in rejected:
@@ -49,20 +50,22 @@ def _autograde(args) -> int:
     from grader.grading.lesson import autograde
     from grader.sandbox.isolation import Limits
 
-    _known_lesson(args.lesson)
-    course = resolve_course_dir(args.course_dir)
+    if args.all == bool(args.lessons):
+        raise CourseError("name the lessons to grade, or give --all")
+    chosen = lessons() if args.all else known_lessons(args.lessons)
+    course = Course.at(args.course_dir)
     limits = Limits(
         cell_seconds=args.cell_timeout,
         notebook_seconds=args.notebook_timeout,
         memory_bytes=int(args.memory_gib * 1024**3),
     )
     if args.engine == "fast":
-        from grader.sandbox.isolation import probe
+        from grader.sandbox.isolation import detect_protections
 
-        print(probe()[0].describe(), file=sys.stderr)
+        print(detect_protections()[0].describe(), file=sys.stderr)
     results = autograde(
         course,
-        args.lesson,
+        chosen,
         args.student or None,
         engine=args.engine,
         jobs=args.jobs,
@@ -77,8 +80,8 @@ def _autograde(args) -> int:
 def _feedback(args) -> int:
     from grader.commands.feedback import generate_feedback
 
-    _known_lesson(args.lesson)
-    course = resolve_course_dir(args.course_dir)
+    known_lessons([args.lesson])
+    course = Course.at(args.course_dir)
     run = generate_feedback(course, args.lesson, show_hidden=args.show_hidden)
     for path in run.pages:
         print(terminal_safe(f"wrote {path}"))
@@ -90,34 +93,29 @@ def _feedback(args) -> int:
 def _export(args) -> int:
     from grader.commands.export import export
 
-    course = resolve_course_dir(args.course_dir)
-    print(f"wrote {export(course, args.to or course / 'grades.csv')}")
+    course = Course.at(args.course_dir)
+    print(f"wrote {export(course, args.to or course.root / 'grades.csv')}")
     return 0
 
 
 def _report(args) -> int:
     from grader.commands.report import write_report
 
-    course = resolve_course_dir(args.course_dir)
-    print(f"wrote {write_report(course, args.out or course / 'report')}")
+    course = Course.at(args.course_dir)
+    print(f"wrote {write_report(course, args.out or course.root / 'report')}")
     return 0
 
 
 def _demo(args) -> int:
     from grader.commands.demo import run_demo
     from grader.commands.score_table import score_table
-    from grader.sandbox.isolation import probe
+    from grader.sandbox.isolation import detect_protections
 
-    print(probe()[0].describe(), file=sys.stderr)
+    print(detect_protections()[0].describe(), file=sys.stderr)
     results = run_demo(args.out, progress=True)
     print(score_table(results))
     print(f"\nIn {args.out}: gradebook.db, autograded/, feedback/, grades.csv, report/index.html")
     return 0
-
-
-def _known_lesson(lesson: str) -> None:
-    if lesson not in lessons():
-        raise CourseError(f"no such lesson: {lesson} (known: {', '.join(lessons())})")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -148,8 +146,9 @@ def parser() -> argparse.ArgumentParser:
     col.add_argument("--lesson", help="the lesson, when file names do not say")
     col.add_argument("--course-dir", type=Path, help=COURSE_HELP)
 
-    auto = command("autograde", _autograde, "grade every submission of a lesson")
-    auto.add_argument("lesson")
+    auto = command("autograde", _autograde, "grade every submission of one or more lessons")
+    auto.add_argument("lessons", nargs="*", metavar="lesson")
+    auto.add_argument("--all", action="store_true", help="every lesson")
     auto.add_argument("--course-dir", type=Path, help=COURSE_HELP)
     auto.add_argument("--student", action="append", help="only this student (repeatable)")
     auto.add_argument("--engine", choices=["fast", "nbgrader"], default="fast")

@@ -1,7 +1,10 @@
-"""Where the course lives: the repository's lessons and nbgrader's view of a course folder."""
+"""Where the course lives: the repository's lessons, and `Course`, one course folder as
+nbgrader sees it."""
 
 import os
 import sys
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from nbgrader.apps import NbGraderAPI
@@ -41,21 +44,76 @@ def is_course(folder: Path) -> bool:
     return (Path(folder) / "nbgrader_config.py").is_file()
 
 
-def resolve_course_dir(given: Path | None) -> Path:
-    """The course folder: `given`, else the current folder if it is a course, else the repo."""
-    if given is not None:
-        if not is_course(given):
-            raise CourseError(f"{given} is not a course: make it one with `grader init {given}`")
-        return Path(given).resolve()
-    return Path.cwd().resolve() if is_course(Path.cwd()) else REPO_ROOT
-
-
 class CourseError(RuntimeError):
     """A course folder is missing or not usable."""
 
 
+class NoSuchLesson(CourseError):
+    """A lesson id that is not one of the repository's lessons."""
+
+    def __init__(self, unknown: list[str]):
+        known = ", ".join(lessons())
+        super().__init__(f"no such lesson: {', '.join(unknown)} (known: {known})")
+
+
+def known_lessons(names: list[str]) -> list[str]:
+    """`names`, once each is known to be a lesson; else NoSuchLesson names the others."""
+    unknown = [name for name in names if name not in lessons()]
+    if unknown:
+        raise NoSuchLesson(unknown)
+    return names
+
+
+@dataclass(frozen=True)
+class Course:
+    """One course folder: its submissions, its gradebook and its nbgrader configuration.
+
+    Built once from the folder the instructor names and passed down to every step.
+    """
+
+    root: Path
+
+    @classmethod
+    def at(cls, given: Path | None = None) -> "Course":
+        """The course at `given`, else the current folder if it is a course, else the repo."""
+        if given is not None:
+            if not is_course(given):
+                raise CourseError(
+                    f"{given} is not a course: make it one with `grader init {given}`"
+                )
+            return cls(Path(given).resolve())
+        return cls(Path.cwd().resolve() if is_course(Path.cwd()) else REPO_ROOT)
+
+    @property
+    def lessons(self) -> list[str]:
+        """The lessons this course grades: the repository's."""
+        return lessons()
+
+    def config(self, **overrides: dict) -> Config:
+        """The course's nbgrader configuration, with `overrides` ({section: {key: value}})."""
+        return nbgrader_config(self.root, **overrides)
+
+    def api(self, **overrides: dict) -> NbGraderAPI:
+        """nbgrader's Python API over this course, configured with `overrides`."""
+        return nbgrader_api(self.config(**overrides))
+
+    @cached_property
+    def db_url(self) -> str:
+        """The gradebook's database URL."""
+        return CourseDirectory(config=self.config()).db_url
+
+    def submission(self, student: str, lesson: str) -> Path:
+        """The folder of `student`'s submission of `lesson`, as nbgrader collects it."""
+        return self.root / "submitted" / student / lesson
+
+    def submitted_students(self, lesson: str) -> list[str]:
+        """The students with a submission folder for `lesson`, sorted."""
+        root = self.root / "submitted"
+        return sorted(p.parent.name for p in root.glob(f"*/{lesson}") if p.is_dir())
+
+
 def nbgrader_config(course_dir: Path = REPO_ROOT, **overrides: dict) -> Config:
-    """The course's nbgrader configuration, rooted at `course_dir`, with `overrides`."""
+    """The nbgrader configuration of the course at `course_dir`, with `overrides`."""
     home = Path(course_dir) if is_course(course_dir) else REPO_ROOT
     config = PyFileConfigLoader("nbgrader_config.py", path=str(home)).load_config()
     config.CourseDirectory.root = str(Path(course_dir).resolve())

@@ -14,21 +14,21 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 
 ANSWER_SECONDS = 120  # a fork that runs longer is stopped, and its answer reported as hung
+SEED = 20261123  # the probes' inputs for every answer (the reference uses the same)
 
 
 def _code_cells(notebook: str) -> tuple[list[str], dict[str, int]]:
     """The code cells' sources, and each graded cell's place among them."""
+    from grader.cells import grade_id
+
     cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
-    places = {
-        c.metadata["nbgrader"]["grade_id"]: i
-        for i, c in enumerate(cells)
-        if "nbgrader" in c.metadata
-    }
+    places = {grade_id(c): i for i, c in enumerate(cells) if grade_id(c)}
     return [c.source for c in cells], places
 
 
@@ -77,6 +77,19 @@ def try_answers(lesson: str, answers: list[dict], seed: int, folder: Path) -> li
     }
     subprocess.run([sys.executable, __file__], input=json.dumps(request), text=True, check=True)
     return json.loads(report.read_text())
+
+
+def tried_by_lesson(answers_of, folders) -> Callable[[str], list[dict]]:
+    """lesson -> each of `answers_of(lesson)` tried, each lesson once, on first use (in a fresh
+    folder from the `tmp_path_factory` `folders`)."""
+    runs: dict[str, list[dict]] = {}
+
+    def run(lesson: str) -> list[dict]:
+        if lesson not in runs:
+            runs[lesson] = try_answers(lesson, answers_of(lesson), SEED, folders.mktemp(lesson))
+        return runs[lesson]
+
+    return run
 
 
 def main() -> None:

@@ -3,7 +3,9 @@
 import pytest
 
 from grader.course import lessons
+from grader.grading.lesson import GradingSession
 from grader.judging.reference import ReferenceServer
+from grader.sandbox.isolation import Limits
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -18,3 +20,10 @@ def reference_server():
     server = ReferenceServer()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def grading_session():
+    """Warm grading processes (default limits, one job) kept for a test module's courses."""
+    with GradingSession(Limits(), jobs=1) as session:
+        yield session

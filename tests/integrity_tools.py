@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 
 from grader.commands.init import init_course
-from grader.course import solution_notebook, student_notebook
+from grader.course import Course, solution_notebook, student_notebook
 
 LESSON = "01_tensors_and_requires_grad"
 
@@ -21,7 +21,7 @@ def _full_marks(lesson: str) -> float:
 FULL_MARKS = _full_marks(LESSON)
 
 
-def new_course(root: Path, honest: str | None = "honest") -> Path:
+def new_course(root: Path, honest: str | None = "honest") -> Course:
     """A fresh course, with a student named `honest` whose submission is the solution."""
     course = init_course(root)
     if honest is not None:
@@ -29,9 +29,9 @@ def new_course(root: Path, honest: str | None = "honest") -> Path:
     return course
 
 
-def submit(course: Path, student: str, data: bytes, name: str = f"{LESSON}.ipynb") -> Path:
+def submit(course: Course, student: str, data: bytes, name: str = f"{LESSON}.ipynb") -> Path:
     """Put `data` in as a student's submission file."""
-    folder = course / "submitted" / student / LESSON
+    folder = course.root / "submitted" / student / LESSON
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_bytes(data)
     return folder / name
@@ -48,7 +48,7 @@ def answered(code: str, cell: str = "make_leaf") -> bytes:
 INTEGRITY = Path(__file__).parent / "integrity"
 
 
-def attack_values(course: Path, first_student: str, port: int, recorded: dict) -> dict:
+def attack_values(course: Course, first_student: str, port: int, recorded: dict) -> dict:
     """What the attacks' placeholders stand for: paths an attacker would aim at, the code that
     finds the report channel, and a genuine report (`recorded`) for the replay attacks."""
     import sysconfig
@@ -59,10 +59,10 @@ def attack_values(course: Path, first_student: str, port: int, recorded: dict) -
     return {
         "channel": (INTEGRITY / "channel.py").read_text(),
         "recorded": json.dumps(recorded),
-        "canary": course / "canary.txt",
-        "other_submission": course / "submitted" / first_student / LESSON / f"{LESSON}.ipynb",
+        "canary": course.root / "canary.txt",
+        "other_submission": course.root / "submitted" / first_student / LESSON / f"{LESSON}.ipynb",
         "solution": solution_notebook(LESSON),
-        "gradebook": course / "gradebook.db",
+        "gradebook": course.root / "gradebook.db",
         "host": "127.0.0.1",
         "port": port,
         "grader_dir": Path(grader.__file__).parent,
@@ -87,9 +87,10 @@ def solution_with(code: str, cells: int = 1) -> bytes:
     return nbformat.writes(nb).encode()
 
 
-def autograded(course: Path, student: str):
+def autograded(course: Course, student: str):
     """A student's autograded notebook."""
-    return nbformat.read(course / "autograded" / student / LESSON / f"{LESSON}.ipynb", as_version=4)
+    path = course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+    return nbformat.read(path, as_version=4)
 
 
 def cell_text(nb, grade_id: str) -> str:
@@ -98,10 +99,10 @@ def cell_text(nb, grade_id: str) -> str:
     return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
 
 
-def digests(course: Path) -> dict[str, str]:
+def digests(course: Course) -> dict[str, str]:
     """sha256 of every submitted file, to show that grading changed none."""
     return {
-        str(p.relative_to(course)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted((course / "submitted").rglob("*"))
+        str(p.relative_to(course.root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((course.root / "submitted").rglob("*"))
         if p.is_file()
     }

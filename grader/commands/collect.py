@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from grader.course import lessons, nbgrader_api, nbgrader_config
+from grader.course import Course, known_lessons, lessons
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@-]*$")
 
@@ -85,11 +85,11 @@ def identify(name: str, only_lesson: str | None = None) -> tuple[str, str] | str
     return student, lesson
 
 
-def collect(source: Path, course_dir: Path, lesson: str | None = None):
+def collect(source: Path, course: Course, lesson: str | None = None):
     """Place every submission found in `source` into the course; return (placed, rejected)."""
-    if lesson is not None and lesson not in lessons():
-        raise ValueError(f"no such lesson: {lesson} (known: {', '.join(lessons())})")
-    with nbgrader_api(nbgrader_config(course_dir)).gradebook as gb:
+    if lesson is not None:
+        known_lessons([lesson])
+    with course.api().gradebook as gb:
         roster = {s.id for s in gb.students}
     chosen: dict[tuple[str, str], Incoming] = {}
     rejected: list[Rejected] = []
@@ -105,19 +105,19 @@ def collect(source: Path, course_dir: Path, lesson: str | None = None):
             rejected.append(Rejected(older.name, f"duplicate for {found[0]}: kept {newer.name}"))
         else:
             chosen[found] = item
-    placed = [_place(course_dir, s, le, item) for (s, le), item in sorted(chosen.items())]
+    placed = [_place(course, s, le, item) for (s, le), item in sorted(chosen.items())]
     return placed, rejected
 
 
-def _place(course_dir: Path, student: str, lesson: str, item: Incoming) -> Placed:
-    folder = Path(course_dir) / "submitted" / student / lesson
+def _place(course: Course, student: str, lesson: str, item: Incoming) -> Placed:
+    folder = course.submission(student, lesson)
     target = folder / f"{lesson}.ipynb"
     note = "new"
     if target.exists():
         if target.read_bytes() == item.data:
             return Placed(item.name, student, lesson, "unchanged")
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        backup = Path(course_dir) / "collect_backup" / stamp / student / lesson
+        backup = course.root / "collect_backup" / stamp / student / lesson
         shutil.copytree(folder, backup)
         note = f"replaced an earlier submission (kept in {backup})"
     folder.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ from grader.commands.feedback import generate_feedback
 from grader.commands.init import init_course
 from grader.commands.report import write_report
 from grader.course import EXAMPLE_CLASS, REPO_ROOT, lessons
-from grader.grading.lesson import Result, autograde
+from grader.grading.lesson import GradingSession, Result, autograde
+from grader.sandbox.isolation import Limits
 
 DEFAULT_OUT = REPO_ROOT / "build" / "demo"
 
@@ -18,17 +19,17 @@ def run_demo(out: Path = DEFAULT_OUT, *, progress: bool = False) -> list[Result]
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
-    init_course(
+    course = init_course(
         out,
         roster=EXAMPLE_CLASS / "roster.csv",
         due_dates=EXAMPLE_CLASS / "due_dates.csv",
     )
     shutil.copytree(EXAMPLE_CLASS / "submitted", out / "submitted", dirs_exist_ok=True)
-    results = []
-    for lesson in lessons():
-        if any((out / "submitted").glob(f"*/{lesson}")):
-            results += autograde(out, lesson, progress=progress)
-            generate_feedback(out, lesson)
-    export(out, out / "grades.csv")
-    write_report(out, out / "report")
+    graded = [lesson for lesson in lessons() if course.submitted_students(lesson)]
+    with GradingSession(Limits()) as session:
+        results = autograde(course, graded, progress=progress, session=session)
+    for lesson in graded:
+        generate_feedback(course, lesson)
+    export(course, out / "grades.csv")
+    write_report(course, out / "report")
     return results

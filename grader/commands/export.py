@@ -5,8 +5,9 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
-from grader.course import nbgrader_api, nbgrader_config
+from grader.course import Course
 from grader.grading import outcomes
+from grader.grading.outcomes import Outcome
 from grader.safe_output.text import csv_safe
 
 NBGRADER_COLUMNS = [
@@ -24,12 +25,11 @@ NBGRADER_COLUMNS = [
 ]
 
 
-def grade_rows(course_dir: Path) -> tuple[list[str], list[dict]]:
+def grade_rows(course: Course) -> tuple[list[str], list[dict]]:
     """The CSV header and one row per lesson and student, as nbgrader's export computes them."""
-    api = nbgrader_api(nbgrader_config(course_dir))
-    recorded = outcomes.read_all(api.coursedir.db_url)
+    recorded = outcomes.read_all(course.db_url)
     rows, exercises = [], []
-    with api.gradebook as gb:
+    with course.api().gradebook as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
             ids = [c.name for nb in assignment.notebooks for c in nb.grade_cells]
             exercises += [i for i in ids if i not in exercises]
@@ -61,7 +61,7 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
         late_submission_penalty=penalty,
         score=max(0.0, submission.score - penalty),
     )
-    outcome, detail, _ = recorded.get((assignment.name, student.id), ("graded", "", ""))
+    outcome, detail, _ = recorded.get((assignment.name, student.id), (Outcome.GRADED, "", ""))
     row.update(outcome=outcome, detail=detail)
     for notebook in submission.notebooks:
         for grade in notebook.grades:
@@ -70,9 +70,9 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
     return row
 
 
-def export(course_dir: Path, to: Path) -> Path:
+def export(course: Course, to: Path) -> Path:
     """Write the grades CSV to `to`, every text cell escaped and kept from reading as a formula."""
-    header, rows = grade_rows(course_dir)
+    header, rows = grade_rows(course)
     to = Path(to)
     to.parent.mkdir(parents=True, exist_ok=True)
     with open(to, "w", newline="") as handle:

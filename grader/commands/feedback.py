@@ -9,14 +9,14 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool
 
-from grader.course import nbgrader_api, nbgrader_config
+from grader.cells import is_graded, is_locked
+from grader.course import Course
 from grader.grading import outcomes
-from grader.grading.lesson import submitted_students
+from grader.grading.outcomes import Outcome
 from grader.safe_output.html import FeedbackExporter, SafeImageMetadata
 from grader.safe_output.redaction import HIDDEN_TESTS, redact_output, secret_lines
 
 HIDDEN_NOTE = "# (the grader's hidden tests ran here; their code is not shown)"
-NOT_RUN = ("missing notebook", "malformed", "not graded")  # no autograded notebook of this work
 CAUSE = re.compile(r"^\s*(?:\w+\.)*(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
@@ -32,7 +32,7 @@ class HideHiddenTests(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         """Hide the hidden parts of one autograded test cell."""
-        if self.show_hidden or not cell.metadata.get("nbgrader", {}).get("grade"):
+        if self.show_hidden or not is_graded(cell):
             return cell, resources
         if cell.cell_type == "code":
             cell.source = HIDDEN_TESTS.sub(HIDDEN_NOTE, cell.source)
@@ -56,7 +56,7 @@ class RemoveGraderCode(Preprocessor):
         own = [
             line
             for cell in nb.cells
-            if not cell.metadata.get("nbgrader", {}).get("locked")  # nbgrader restores those
+            if not is_locked(cell)  # nbgrader restores those
             for line in cell.source.splitlines()
         ]
         secrets = secret_lines(resources["nbgrader"]["assignment"], own)
@@ -74,15 +74,14 @@ class FeedbackRun:
     missing: dict[str, str]
 
 
-def generate_feedback(course_dir: Path, lesson: str, *, show_hidden: bool = False) -> FeedbackRun:
+def generate_feedback(course: Course, lesson: str, *, show_hidden: bool = False) -> FeedbackRun:
     """Write feedback/<student>/<lesson>/<lesson>.html for each submission that can have one.
 
     Each student is done on their own, so one submission without a readable autograded notebook
     never stops the others; it is listed with the reason instead. The page holds no student
     HTML that can run (grader.safe_output.html) and, unless `show_hidden`, no grader code.
     """
-    config = nbgrader_config(
-        course_dir,
+    api = course.api(
         GenerateFeedback={
             "exporter_class": FeedbackExporter,
             "preprocessors": [
@@ -99,12 +98,11 @@ def generate_feedback(course_dir: Path, lesson: str, *, show_hidden: bool = Fals
         # Only the page: files the submission wrote while it ran may hold the grader's code.
         CourseDirectory={"ignore": ["*"]},
     )
-    api = nbgrader_api(config)
-    recorded = outcomes.read_all(api.coursedir.db_url)
+    recorded = outcomes.read_all(course.db_url)
     pages, missing = [], {}
-    for student in submitted_students(course_dir, lesson):
-        folder = Path(course_dir) / "feedback" / student / lesson
-        reason = _reason_for_none(course_dir, lesson, student, recorded)
+    for student in course.submitted_students(lesson):
+        folder = course.root / "feedback" / student / lesson
+        reason = _reason_for_none(course, lesson, student, recorded)
         if reason is None:
             result = api.generate_feedback(lesson, student)
             if not result["success"]:
@@ -117,14 +115,14 @@ def generate_feedback(course_dir: Path, lesson: str, *, show_hidden: bool = Fals
     return FeedbackRun(pages, missing)
 
 
-def _reason_for_none(course_dir: Path, lesson: str, student: str, recorded: dict) -> str | None:
+def _reason_for_none(course: Course, lesson: str, student: str, recorded: dict) -> str | None:
     """Why `student` can get no feedback for `lesson`, or None if they can."""
-    outcome, detail, _ = recorded.get((lesson, student), ("not graded", "not graded yet", ""))
-    if outcome in NOT_RUN:
+    outcome, detail, _ = recorded.get((lesson, student), (Outcome.NOT_GRADED, "not graded yet", ""))
+    if not Outcome(outcome).ran:
         return f"{outcome} ({detail})" if detail else outcome
     if student != student.strip() or any(char in student for char in "*?["):
         return "nbgrader cannot look up a student id with a space at either end, or * ? ["
-    if not (Path(course_dir) / "autograded" / student / lesson / f"{lesson}.ipynb").is_file():
+    if not (course.root / "autograded" / student / lesson / f"{lesson}.ipynb").is_file():
         return "no autograded notebook"
     return None
 

@@ -3,7 +3,7 @@
 import csv
 from pathlib import Path
 
-from grader.course import REPO_ROOT, lessons, nbgrader_api, nbgrader_config
+from grader.course import REPO_ROOT, Course, lessons
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -22,7 +22,7 @@ def init_course(
     roster: Path | None = None,
     due_dates: Path | None = None,
     db_url: str | None = None,
-) -> Path:
+) -> Course:
     """Create (or refresh) the course in `folder`: config, gradebook with every lesson, submitted/.
 
     With `roster`, a CSV with an `id` column (and optionally first_name, last_name, email),
@@ -41,42 +41,43 @@ def init_course(
         )
         + (DB_URL_LINE.format(db_url=db_url) if db_url else "")
     )
-    enter_lessons(folder, lessons())
+    course = Course(folder)
+    enter_lessons(course, lessons())
     if roster is not None:
-        enter_roster(folder, roster)
+        enter_roster(course, roster)
     if due_dates is not None:
-        enter_due_dates(folder, due_dates)
-    return folder
+        enter_due_dates(course, due_dates)
+    return course
 
 
-def enter_lessons(course_dir: Path, selected: list[str]) -> None:
+def enter_lessons(course: Course, selected: list[str]) -> None:
     """Enter `selected` lessons in the course's gradebook, as nbgrader needs before grading."""
-    api = nbgrader_api(nbgrader_config(course_dir))
+    api = course.api()
     for lesson in selected:
         result = api.generate_assignment(lesson, force=True, create=True)
         if not result["success"]:
-            raise RuntimeError(f"could not enter {lesson} in {course_dir}:\n{result.get('error')}")
+            raise RuntimeError(f"could not enter {lesson} in {course.root}:\n{result.get('error')}")
 
 
-def enter_roster(course_dir: Path, roster: Path) -> list[str]:
+def enter_roster(course: Course, roster: Path) -> list[str]:
     """Add the students listed in the CSV `roster` to the course's gradebook."""
     with open(roster, newline="") as handle:
         rows = list(csv.DictReader(handle))
     if not rows or "id" not in rows[0]:
         raise ValueError(f"{roster}: a roster is a CSV file with an 'id' column")
     fields = ("first_name", "last_name", "email")
-    with nbgrader_api(nbgrader_config(course_dir)).gradebook as gb:
+    with course.api().gradebook as gb:
         for row in rows:
             gb.update_or_create_student(row["id"], **{k: row[k] for k in fields if row.get(k)})
     return [row["id"] for row in rows]
 
 
-def enter_due_dates(course_dir: Path, due_dates: Path) -> None:
+def enter_due_dates(course: Course, due_dates: Path) -> None:
     """Set each lesson's due date from the CSV `due_dates` (columns: lesson, due)."""
     with open(due_dates, newline="") as handle:
         rows = list(csv.DictReader(handle))
     if not rows or not {"lesson", "due"} <= set(rows[0]):
         raise ValueError(f"{due_dates}: due dates are a CSV file with 'lesson' and 'due' columns")
-    with nbgrader_api(nbgrader_config(course_dir)).gradebook as gb:
+    with course.api().gradebook as gb:
         for row in rows:
             gb.update_or_create_assignment(row["lesson"], duedate=row["due"])

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from grader.course import NOTEBOOKS, REPO_ROOT, lessons, nbgrader_api, nbgrader_config
+from grader.course import NOTEBOOKS, REPO_ROOT, Course, known_lessons, lessons
 
 
 class ReleaseError(RuntimeError):
@@ -15,14 +15,12 @@ def release(selected: list[str] | None = None, *, into: Path = NOTEBOOKS, record
     With `record`, the lessons are also entered in the repository course's gradebook, as
     `nbgrader generate_assignment` does; without it nothing but `into` is written.
     """
-    unknown = sorted(set(selected or []) - set(lessons()))
-    if unknown:
-        raise ReleaseError(f"no such lesson: {', '.join(unknown)} (known: {', '.join(lessons())})")
+    known_lessons(selected or [])
     overrides = {"CourseDirectory": {"release_directory": str(Path(into).resolve())}}
     if not record:
         overrides["GenerateAssignment"] = {"no_database": True}
         overrides["SaveCells"] = {"enabled": False}
-    api = nbgrader_api(nbgrader_config(REPO_ROOT, **overrides))
+    api = Course(REPO_ROOT).api(**overrides)
     written = []
     for lesson in selected or lessons():
         result = api.generate_assignment(lesson, force=True, create=record)

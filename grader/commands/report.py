@@ -11,12 +11,13 @@ import matplotlib.pyplot as plt  # noqa: E402 -- the backend must be chosen firs
 import nbformat  # noqa: E402
 
 from grader.commands.export import grade_rows  # noqa: E402
+from grader.course import Course  # noqa: E402
 
 
-def failure_explanations(course_dir: Path) -> Counter:
+def failure_explanations(course: Course) -> Counter:
     """(lesson, exercise, explanation) -> how many submissions failed with it."""
     found: Counter = Counter()
-    for path in sorted(Path(course_dir).glob("autograded/*/*/*.ipynb")):
+    for path in sorted(course.root.glob("autograded/*/*/*.ipynb")):
         try:
             found.update(_explanations(path))
         except Exception:  # an unreadable or malformed notebook has no explanations to count
@@ -77,18 +78,18 @@ def _pass_rate_figure(rates: dict[str, float], path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(course_dir: Path, out: Path, *, top: int = 15) -> Path:
+def write_report(course: Course, out: Path, *, top: int = 15) -> Path:
     """Write index.html and its PNG figures into `out`; return the page's path."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    header, rows = grade_rows(course_dir)
+    header, rows = grade_rows(course)
     submitted = [r for r in rows if r["outcome"] != "no submission"]
     exercises = header[header.index("detail") + 1 :]
     rates = _pass_rates(submitted, exercises)
     if submitted:
         _score_figure(submitted, out / "scores.png")
         _pass_rate_figure(rates, out / "pass_rates.png")
-    failures = failure_explanations(course_dir).most_common(top)
+    failures = failure_explanations(course).most_common(top)
     failure_rows = "".join(
         f"<tr><td>{n}</td><td>{html.escape(lesson)}</td><td>{html.escape(ex)}</td>"
         f"<td><code>{html.escape(text)}</code></td></tr>"

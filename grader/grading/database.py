@@ -5,23 +5,23 @@ query is compiled again and a new connection opened; sharing the engine keeps SQ
 compiled-statement cache and connection pool. Keyed by process id: a fork makes its own.
 """
 
+import functools
 import os
 
 import nbgrader.api
 import sqlalchemy
 
-_ENGINES: dict[tuple[int, str], sqlalchemy.Engine] = {}
-_create_engine = sqlalchemy.create_engine
 
-
-def engine(url: str, **options) -> sqlalchemy.Engine:
+def sqlalchemy_engine(url: str, **options) -> sqlalchemy.Engine:
     """This process's engine for `url`."""
-    key = (os.getpid(), str(url))
-    if key not in _ENGINES:
-        _ENGINES[key] = _create_engine(url, **options)
-    return _ENGINES[key]
+    return _engine(os.getpid(), str(url), tuple(sorted(options.items())))
+
+
+@functools.cache
+def _engine(pid: int, url: str, options: tuple) -> sqlalchemy.Engine:
+    return sqlalchemy.create_engine(url, **dict(options))
 
 
 def share_engines_with_nbgrader() -> None:
-    """Make nbgrader's Gradebook use `engine` instead of a new engine each time."""
-    nbgrader.api.create_engine = engine
+    """Make nbgrader's Gradebook use `sqlalchemy_engine` instead of a new engine each time."""
+    nbgrader.api.create_engine = sqlalchemy_engine

@@ -1,29 +1,76 @@
-"""Grade every submission of a lesson and record one outcome per submission.
+"""Grade every submission of one or more lessons and record one outcome per submission.
 
 Each submission ends with an outcome: graded, or why not (missing notebook, malformed, timed
 out, memory limit, kernel died, …). A run that is killed can be started again: submissions whose
 outcome is recorded for their current files are not graded twice.
 """
 
-import atexit
 import contextlib
 import hashlib
 import multiprocessing
-import multiprocessing.pool
 import os
+import queue
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 
 from tqdm import tqdm
 
-from grader.course import nbgrader_api, nbgrader_config
+from grader.course import Course
 from grader.grading import outcomes, submission_check
 from grader.grading.database import share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
+from grader.grading.outcomes import Outcome
 from grader.sandbox.isolation import Limits
 
-ENGINES = ("fast", "nbgrader")
+
+class GradingEngine(StrEnum):
+    """What runs a submission (`--engine`): the sandboxed fast path, or stock nbgrader."""
+
+    FAST = "fast"
+    NBGRADER = "nbgrader"
+
+
+@dataclass(frozen=True)
+class GradingTask:
+    """One submission to grade, and everything grading it depends on."""
+
+    course: Course
+    lesson: str
+    student: str
+    engine: GradingEngine
+    limits: Limits
+
+
+@dataclass(frozen=True)
+class SubmissionReport:
+    """What grading one submission came to (its points are in the gradebook)."""
+
+    student: str
+    lesson: str
+    outcome: Outcome
+    detail: str = ""
+    unjudged: tuple[str, ...] = ()  # test cells with no probe, scored 0
+    lateness: str = ""
+    not_graded: tuple[str, ...] = ()  # notebooks beside the lesson's, not graded
+    deleted_tests: tuple[str, ...] = ()  # test cells the student deleted, scored 0
+
+    def notes(self) -> str:
+        """Everything the instructor should know, in one line."""
+        return "; ".join(
+            filter(
+                None,
+                [
+                    self.detail,
+                    self.unjudged and f"no probe, scored 0: {', '.join(self.unjudged)}",
+                    self.lateness,
+                    self.not_graded and f"not graded: {', '.join(self.not_graded)}",
+                    self.deleted_tests
+                    and f"deleted test cells score 0: {', '.join(self.deleted_tests)}",
+                ],
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -36,12 +83,6 @@ class Result:
     max_score: float
     outcome: str
     detail: str = ""
-
-
-def submitted_students(course_dir: Path, lesson: str) -> list[str]:
-    """The students with a submission folder for `lesson`, sorted."""
-    root = Path(course_dir) / "submitted"
-    return sorted(p.parent.name for p in root.glob(f"*/{lesson}") if p.is_dir())
 
 
 def fingerprint(folder: Path) -> str:
@@ -57,11 +98,10 @@ def fingerprint(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _config(course_dir: Path, limits: Limits):
-    return nbgrader_config(
-        course_dir,
+def _api(task: GradingTask):
+    return task.course.api(
         Autograde={"sanitize_preprocessors": SANITIZE},
-        Execute={"timeout": int(limits.cell_seconds)},
+        Execute={"timeout": int(task.limits.cell_seconds)},
     )
 
 
@@ -77,149 +117,224 @@ def _zero(api, lesson: str, student: str) -> None:
         gb.db.commit()
 
 
-_WORKERS: dict[int, object] = {}  # this process's warm sandbox and reference server, by pid
+class WarmProcesses:
+    """The fast engine's warm processes in one grading process: the sandbox's cell server and
+    the reference server, started on first use and kept for every submission after."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self._started = None
+
+    def get(self):
+        """The running pair (a `grading.submission.Workers`)."""
+        if self._started is None:
+            from grader.grading.submission import Workers
+            from grader.judging.reference import ReferenceServer
+            from grader.sandbox.client import Sandbox
+
+            self._started = Workers(Sandbox(self.limits), ReferenceServer())
+        return self._started
+
+    def stop(self) -> None:
+        """Stop them, if they were started."""
+        if self._started is not None:
+            self._started.stop()
+            self._started = None
 
 
-def _workers(limits: Limits):
-    """This process's warm processes, started with `limits` (restarted if they differ)."""
-    from grader.grading.submission import Workers
-    from grader.judging.reference import ReferenceServer
-    from grader.sandbox.client import Sandbox
-
-    workers = _WORKERS.get(os.getpid())
-    if workers is None or workers.sandbox.limits != limits:
-        if workers is not None:
-            workers.sandbox.stop()
-        references = workers.references if workers else ReferenceServer()
-        workers = _WORKERS[os.getpid()] = Workers(Sandbox(limits), references)
-        atexit.register(workers.stop)
-    return workers
-
-
-def grade_one(task: tuple) -> tuple[str, str, str]:
-    """Grade one submission; return (student, outcome, detail). Never raises: whatever goes
-    wrong is recorded as this submission's outcome, and the class goes on."""
-    course_dir, lesson, student, engine, limits = task
+def grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
+    """Grade one submission. Never raises: whatever goes wrong is recorded as this submission's
+    outcome, and the class goes on."""
     try:
-        return _grade_one(course_dir, lesson, student, engine, limits)
+        return _grade_one(task, warm)
     except Exception as error:
         detail = f"the grader could not read it ({type(error).__name__}: {str(error)[:200]})"
         with contextlib.suppress(Exception):
-            api = nbgrader_api(_config(course_dir, limits))
-            _zero(api, lesson, student)
-            outcomes.record(api.coursedir.db_url, lesson, student, "not graded", detail, "")
-        return student, "not graded", detail
+            _zero(_api(task), task.lesson, task.student)
+            outcomes.record(
+                task.course.db_url, task.lesson, task.student, Outcome.NOT_GRADED, detail, ""
+            )
+        return SubmissionReport(task.student, task.lesson, Outcome.NOT_GRADED, detail)
 
 
-def _grade_one(course_dir, lesson: str, student: str, engine: str, limits: Limits):
+def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
     share_engines_with_nbgrader()
-    folder = Path(course_dir) / "submitted" / student / lesson
-    api = nbgrader_api(_config(course_dir, limits))
+    folder = task.course.submission(task.student, task.lesson)
+    api = _api(task)
     stamp = fingerprint(folder)
-    found = submission_check.problem(folder, lesson)
+    found = submission_check.problem(folder, task.lesson)
     if found is not None:
-        outcome, detail = found
-        _zero(api, lesson, student)
+        report = SubmissionReport(task.student, task.lesson, *found)
+        _zero(api, task.lesson, task.student)
     else:
-        outcome, detail = _run(api, lesson, student, engine, limits)
-        notes = [detail]
-        extra = submission_check.extra_notebooks(folder, lesson)
-        if extra:
-            notes.append(f"not graded: {', '.join(extra)}")
+        report = _run(api, task, warm)
         with api.gradebook as gb:
-            wanted = [c.name for c in gb.find_notebook(lesson, lesson).grade_cells]
-        deleted = submission_check.deleted_tests(folder, lesson, wanted)
-        if deleted:
-            notes.append(f"deleted test cells score 0: {', '.join(deleted)}")
-        detail = "; ".join(filter(None, notes))
-    outcomes.record(api.coursedir.db_url, lesson, student, outcome, detail, stamp)
-    return student, outcome, detail
+            wanted = [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
+        report = replace(
+            report,
+            not_graded=tuple(submission_check.extra_notebooks(folder, task.lesson)),
+            deleted_tests=tuple(submission_check.deleted_tests(folder, task.lesson, wanted)),
+        )
+    outcomes.record(
+        task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
+    )
+    return report
 
 
-def _run(api, lesson: str, student: str, engine: str, limits: Limits) -> tuple[str, str]:
-    if engine == "fast":
+def _run(api, task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
+    lesson, student = task.lesson, task.student
+    if task.engine == GradingEngine.FAST:
         from grader.grading.submission import autograde_submission
 
         try:
-            outcome, detail = autograde_submission(
-                api.coursedir, api.config, lesson, student, _workers(limits)
-            )
+            run = autograde_submission(api.coursedir, api.config, lesson, student, warm.get())
         except Exception as error:  # recorded as the outcome: one submission never stops a class
             _zero(api, lesson, student)
-            return "not graded", f"{type(error).__name__}: {error}"
-        return outcome, "; ".join(filter(None, [detail, _lateness(api, lesson, student)]))
+            return SubmissionReport(
+                student, lesson, Outcome.NOT_GRADED, f"{type(error).__name__}: {error}"
+            )
+        return SubmissionReport(
+            student, lesson, run.outcome, run.detail, run.unjudged, _lateness(api, lesson, student)
+        )
     result = api.autograde(lesson, student)
     if not result["success"]:
         _zero(api, lesson, student)
-        return "not graded", _last_line(result.get("error") or result.get("log"))
-    return "graded", _lateness(api, lesson, student)
+        detail = _last_line(result.get("error") or result.get("log"))
+        return SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
+    return SubmissionReport(
+        student, lesson, Outcome.GRADED, lateness=_lateness(api, lesson, student)
+    )
+
+
+def _serve(tasks, reports, limits: Limits) -> None:
+    """A worker process: grade tasks from the queue with warm processes of its own."""
+    warm = WarmProcesses(limits)
+    try:
+        for task in iter(tasks.get, None):
+            reports.put(grade_one(task, warm))
+    finally:
+        warm.stop()
+
+
+class GradingSession:
+    """Grading processes kept while several lessons are graded: their warm sandboxes and
+    reference servers are started once. Use as a context manager."""
+
+    def __init__(self, limits: Limits, jobs: int | None = None):
+        self.limits = limits
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.warm = WarmProcesses(limits)  # for grading in this process (one job)
+        self._workers: list = []
+        self._queues = None
+
+    def __enter__(self) -> "GradingSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def grade(self, tasks: list[GradingTask], bar) -> list[SubmissionReport]:
+        """Grade every task, in this process or the worker processes; advance `bar` per task."""
+        if self.jobs == 1 or len(tasks) <= 1:
+            reports = []
+            for task in tasks:
+                reports.append(grade_one(task, self.warm))
+                bar.update()
+            return reports
+        tasks_queue, reports_queue = self._start_workers()
+        for task in tasks:
+            tasks_queue.put(task)
+        reports = []
+        while len(reports) < len(tasks):
+            try:
+                reports.append(reports_queue.get(timeout=5))
+            except queue.Empty:
+                stopped = [w.exitcode for w in self._workers if not w.is_alive()]
+                if stopped:
+                    raise RuntimeError(
+                        f"a grading process stopped (exit code {stopped[0]}); run the command"
+                        " again: the submissions graded so far are kept"
+                    ) from None
+                continue
+            bar.update()
+        return reports
+
+    def _start_workers(self):
+        if self._queues is None:
+            context = multiprocessing.get_context("fork")
+            self._queues = context.Queue(), context.Queue()
+            for _ in range(self.jobs):
+                worker = context.Process(
+                    target=_serve, args=(*self._queues, self.limits), daemon=True
+                )
+                worker.start()
+                self._workers.append(worker)
+        return self._queues
+
+    def close(self) -> None:
+        """Stop the worker processes and this process's warm processes."""
+        if self._queues is not None:
+            for _ in self._workers:
+                self._queues[0].put(None)
+            for worker in self._workers:
+                worker.join(timeout=30)
+                if worker.is_alive():
+                    worker.kill()
+            self._workers, self._queues = [], None
+        self.warm.stop()
 
 
 def autograde(
-    course_dir: Path,
-    lesson: str,
+    course: Course,
+    lessons: str | list[str],
     students: list[str] | None = None,
     *,
-    engine: str = "fast",
+    engine: GradingEngine | str = GradingEngine.FAST,
     jobs: int | None = None,
     limits: Limits | None = None,
     force: bool = False,
     progress: bool = False,
+    session: GradingSession | None = None,
 ) -> list[Result]:
-    """Grade each student's submission of `lesson`; a failure is recorded, never raised.
+    """Grade each student's submission of each lesson; a failure is recorded, never raised.
 
     Without `force`, a submission whose outcome is already recorded for its current files is
-    not graded again, so a run that was killed can simply be started again.
+    not graded again, so a run that was killed can simply be started again. Lessons graded in
+    one call, or with one `session`, share their warm processes; without a session, one is
+    made for this call with `jobs` worker processes (default: one per core).
     """
-    if engine not in ENGINES:
-        raise ValueError(f"no such engine: {engine} (choose from {', '.join(ENGINES)})")
-    limits = limits or Limits()
-    chosen = students or submitted_students(course_dir, lesson)
-    db_url = nbgrader_api(nbgrader_config(course_dir)).coursedir.db_url
-    recorded = outcomes.read_all(db_url)
-    todo = [
-        s
-        for s in chosen
+    engine = GradingEngine(engine)
+    lessons = [lessons] if isinstance(lessons, str) else list(lessons)
+    limits = limits or (session.limits if session else Limits())
+    recorded = outcomes.read_all(course.db_url)
+    chosen = {lesson: students or course.submitted_students(lesson) for lesson in lessons}
+    tasks = [
+        GradingTask(course, lesson, student, engine, limits)
+        for lesson in lessons
+        for student in chosen[lesson]
         if force
-        or recorded.get((lesson, s), ("", "", ""))[2]
-        != fingerprint(Path(course_dir) / "submitted" / s / lesson)
+        or recorded.get((lesson, student), ("", "", ""))[2]
+        != fingerprint(course.submission(student, lesson))
     ]
-    tasks = [(Path(course_dir), lesson, s, engine, limits) for s in todo]
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    bar = tqdm(total=len(tasks), desc=lesson, unit="nb", disable=not progress, file=sys.stderr)
-    with bar:
-        if jobs == 1 or len(tasks) <= 1:
-            for task in tasks:
-                grade_one(task)
-                bar.update()
-        else:
-            for _ in _pool(jobs).imap_unordered(grade_one, tasks):
-                bar.update()
-    return scores_of(course_dir, lesson, chosen)
+    desc = lessons[0] if len(lessons) == 1 else f"{len(lessons)} lessons"
+    bar = tqdm(total=len(tasks), desc=desc, unit="nb", disable=not progress, file=sys.stderr)
+    with bar, contextlib.ExitStack() as stack:
+        if session is None or session.limits != limits:
+            session = stack.enter_context(GradingSession(limits, jobs))
+        session.grade(tasks, bar)
+    return [r for lesson in lessons for r in scores_of(course, lesson, chosen[lesson])]
 
 
-_POOLS: dict[int, multiprocessing.pool.Pool] = {}
-
-
-def _pool(jobs: int):
-    """Worker processes kept for the life of this process: their warm sandboxes are reused."""
-    if jobs not in _POOLS:
-        _POOLS[jobs] = multiprocessing.get_context("fork").Pool(jobs)
-        atexit.register(_POOLS[jobs].terminate)
-    return _POOLS[jobs]
-
-
-def scores_of(course_dir: Path, lesson: str, students: list[str]) -> list[Result]:
+def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
     """The students' scores and recorded outcomes, read from the course's gradebook."""
-    api = nbgrader_api(nbgrader_config(course_dir))
-    recorded = outcomes.read_all(api.coursedir.db_url)
+    recorded = outcomes.read_all(course.db_url)
     results = []
-    with api.gradebook as gb:
+    with course.api().gradebook as gb:
         max_score = gb.find_assignment(lesson).max_score
         scores = {s.student.id: s.score for s in gb.find_assignment(lesson).submissions}
         for student in students:
             outcome, detail, _ = recorded.get(
-                (lesson, student), ("not graded", "no grading run recorded", "")
+                (lesson, student), (Outcome.NOT_GRADED, "no grading run recorded", "")
             )
             results.append(
                 Result(student, lesson, scores.get(student, 0.0), max_score, outcome, detail)

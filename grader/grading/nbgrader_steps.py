@@ -15,6 +15,8 @@ from nbgrader.preprocessors import (
 )
 from traitlets import Bool
 
+from grader.cells import grade_id
+
 
 class DropDuplicateCells(Preprocessor):
     """Keep the first cell of each grade id; later copies become ordinary cells.
@@ -29,11 +31,11 @@ class DropDuplicateCells(Preprocessor):
         """Strip the nbgrader metadata from every repeated grade id."""
         seen = set()
         for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id in seen:
+            tracked = grade_id(cell)
+            if tracked in seen:
                 del cell.metadata["nbgrader"]
-            elif grade_id:
-                seen.add(grade_id)
+            elif tracked:
+                seen.add(tracked)
         return nb, resources
 
 

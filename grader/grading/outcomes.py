@@ -1,10 +1,30 @@
 """Each submission's outcome (graded, or why not), kept beside nbgrader's gradebook tables."""
 
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, select
 
-from grader.grading.database import engine as shared_engine
+from grader.grading.database import sqlalchemy_engine
+
+
+class Outcome(StrEnum):
+    """How grading a submission ended. Only GRADED ran every cell; the others say why not."""
+
+    GRADED = "graded"
+    MISSING = "missing notebook"
+    MALFORMED = "malformed"
+    TIMED_OUT = "timed out"
+    MEMORY_LIMIT = "memory limit"
+    OUTPUT_LIMIT = "output limit"
+    KERNEL_DIED = "kernel died"
+    NOT_GRADED = "not graded"
+
+    @property
+    def ran(self) -> bool:
+        """Whether the submission's notebook was run (else there is no autograded notebook)."""
+        return self not in (Outcome.MISSING, Outcome.MALFORMED, Outcome.NOT_GRADED)
+
 
 _metadata = MetaData()
 OUTCOMES = Table(
@@ -20,15 +40,20 @@ OUTCOMES = Table(
 
 
 def record(
-    db_url: str, lesson: str, student: str, outcome: str, detail: str = "", fingerprint: str = ""
+    db_url: str,
+    lesson: str,
+    student: str,
+    outcome: Outcome,
+    detail: str = "",
+    fingerprint: str = "",
 ) -> None:
     """Store (or replace) the outcome of one submission, in one transaction."""
-    engine = shared_engine(db_url)
+    engine = sqlalchemy_engine(db_url)
     _metadata.create_all(engine)
     row = {
         "assignment": lesson,
         "student": student,
-        "outcome": outcome,
+        "outcome": Outcome(outcome).value,
         "detail": detail,
         "fingerprint": fingerprint,
         "recorded_at": datetime.now(UTC).replace(tzinfo=None),
@@ -44,7 +69,7 @@ def record(
 
 def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str, str]]:
     """Every recorded outcome: (lesson, student) -> (outcome, detail, fingerprint)."""
-    engine = shared_engine(db_url)
+    engine = sqlalchemy_engine(db_url)
     _metadata.create_all(engine)
     with engine.connect() as conn:
         rows = conn.execute(select(OUTCOMES)).all()

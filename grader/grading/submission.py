@@ -19,10 +19,12 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
+from grader.cells import autograded_tests, grade_id, is_answer, is_graded
 from grader.grading.nbgrader_steps import AFTER_RUN, SANITIZE
+from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging.reference import ReferenceServer, probes_file
-from grader.judging.verdict import Verdict, autograded_tests, judge_tests
+from grader.judging.verdict import Verdict, judge_tests
 from grader.sandbox.client import Sandbox, apply_run, folder_files
 
 
@@ -39,10 +41,19 @@ class Workers:
         self.references.stop()
 
 
+@dataclass(frozen=True)
+class GradedRun:
+    """How one submission's run ended, and which test cells had no probe to judge them."""
+
+    outcome: Outcome
+    detail: str
+    unjudged: tuple[str, ...]
+
+
 def autograde_submission(
     coursedir, config, lesson: str, student: str, workers: Workers
-) -> tuple[str, str]:
-    """Grade `student`'s `lesson` into autograded/ and the gradebook; return (outcome, detail).
+) -> GradedRun:
+    """Grade `student`'s `lesson` into autograded/ and the gradebook.
 
     The submission's probes draw their inputs from a seed chosen here for it alone, and the
     reference server gives the solution's observations for the same seed.
@@ -86,11 +97,8 @@ def autograde_submission(
     verdicts = judge_tests(nb, references, report.probes)
     _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config, verdicts)
     nbformat.write(nb, path)
-    unjudged = sorted(gid for gid, v in verdicts.items() if gid not in references)
-    notes = [report.detail]
-    if unjudged:
-        notes.append(f"no probe, scored 0: {', '.join(unjudged)}")
-    return report.outcome, "; ".join(filter(None, notes))
+    unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
+    return GradedRun(report.outcome, report.detail, unjudged)
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000
@@ -125,19 +133,19 @@ def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict)
         grades = {g.name: g for g in notebook.grades}
         comments = {c.name: c for c in notebook.comments}
         for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if utils.is_grade(cell) and grade_id in grades:
-                grade = grades[grade_id]
-                judged: Verdict | None = verdicts.get(grade_id)
+            gid = grade_id(cell)
+            if is_graded(cell) and gid in grades:
+                grade = grades[gid]
+                judged: Verdict | None = verdicts.get(gid)
                 grade.auto_score = judged.points if judged else utils.determine_grade(cell)[0]
                 grade.needs_manual_grade = (
                     grade.manual_score is not None or grade.auto_score is None
                 )
-            if (utils.is_solution(cell) or utils.is_task(cell)) and grade_id in comments:
+            if (is_answer(cell) or utils.is_task(cell)) and gid in comments:
                 unchanged = cell.metadata.nbgrader.get("checksum") == utils.compute_checksum(cell)
                 no_response = unchanged and not utils.is_task(cell)
-                comments[grade_id].auto_comment = "No response." if no_response else None
-        present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+                comments[gid].auto_comment = "No response." if no_response else None
+        present = {grade_id(cell) for cell in nb.cells}
         for name, grade in grades.items():  # a deleted test cell must not keep an old score
             if name not in present:
                 grade.auto_score, grade.needs_manual_grade = 0, False

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import nbformat
 
+from grader.grading.outcomes import Outcome
+
 SIZE_LIMIT = 50 * 1024**2
 MAX_CELLS = 2000  # a lesson has fewer than 100
 
@@ -28,53 +30,65 @@ def regular_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def problem(folder: Path, lesson: str) -> tuple[str, str] | None:
+def problem(folder: Path, lesson: str) -> tuple[Outcome, str] | None:
     """(outcome, reason) when the submission cannot be graded, else None. Never raises."""
     try:
         return _problem(Path(folder), lesson)
     except Exception as error:  # whatever the file does to a parser, it is not gradable
-        return "malformed", f"{lesson}.ipynb cannot be read ({type(error).__name__})"
+        return Outcome.MALFORMED, f"{lesson}.ipynb cannot be read ({type(error).__name__})"
 
 
-def _problem(folder: Path, lesson: str) -> tuple[str, str] | None:
+def _problem(folder: Path, lesson: str) -> tuple[Outcome, str] | None:
     expected = f"{lesson}.ipynb"
     path = folder / expected
     if folder.is_symlink():
-        return "malformed", "the submission folder is a symbolic link"
+        return Outcome.MALFORMED, "the submission folder is a symbolic link"
     if path.is_symlink() or (path.exists() and not stat.S_ISREG(path.lstat().st_mode)):
-        return "malformed", f"{expected} is a link or a special file, not a notebook file"
+        return Outcome.MALFORMED, f"{expected} is a link or a special file, not a notebook file"
     if not path.is_file():
         others = sorted(p.name for p in folder.glob("*.ipynb")) if folder.is_dir() else []
         found = f"; found {', '.join(others)}" if others else ""
-        return "missing notebook", f"no {expected} in the submission{found}"
+        return Outcome.MISSING, f"no {expected} in the submission{found}"
     size = path.lstat().st_size
     if size > SIZE_LIMIT:
-        return "malformed", f"{expected} is {size / 1024**2:.0f} MB, over the 50 MB limit"
+        return Outcome.MALFORMED, f"{expected} is {size / 1024**2:.0f} MB, over the 50 MB limit"
     with open(path, "rb", opener=open_no_follow) as handle:
         data = handle.read(SIZE_LIMIT + 1)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return "malformed", f"{expected} is not valid UTF-8 (byte {error.start})"
+        return Outcome.MALFORMED, f"{expected} is not valid UTF-8 (byte {error.start})"
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError) as error:
         truncated = text.lstrip().startswith("{") and not text.rstrip().endswith("}")
         hint = " (the file looks truncated)" if truncated else ""
-        return "malformed", f"{expected} is not JSON: {type(error).__name__}{hint}"
+        return Outcome.MALFORMED, f"{expected} is not JSON: {type(error).__name__}{hint}"
     version = raw.get("nbformat") if isinstance(raw, dict) else None
-    if type(version) is not int or version != 4 or type(raw.get("nbformat_minor")) is not int:
-        return "malformed", f"{expected} has nbformat version {version!r}; lessons use version 4"
+    if type(version) is not int or version != 4:
+        return (
+            Outcome.MALFORMED,
+            f"{expected} has nbformat version {version!r}; lessons use version 4",
+        )
+    if type(raw.get("nbformat_minor")) is not int:
+        minor = raw.get("nbformat_minor")
+        return Outcome.MALFORMED, f"{expected} has nbformat_minor {minor!r}, not a whole number"
     cells = raw.get("cells")
     if isinstance(cells, list) and len(cells) > MAX_CELLS:
-        return "malformed", f"{expected} has {len(cells)} cells, over the limit of {MAX_CELLS}"
+        return (
+            Outcome.MALFORMED,
+            f"{expected} has {len(cells)} cells, over the limit of {MAX_CELLS}",
+        )
     try:
         nbformat.validate(nbformat.from_dict(raw))
     except nbformat.ValidationError as error:
-        return "malformed", f"{expected} is not a valid notebook: {error.message[:200]}"
+        return Outcome.MALFORMED, f"{expected} is not a valid notebook: {error.message[:200]}"
     for number, cell in enumerate(cells, 1):
         if not isinstance(cell.get("metadata", {}).get("nbgrader", {}), dict):
-            return "malformed", f"{expected}: cell {number} has nbgrader metadata that is no object"
+            return (
+                Outcome.MALFORMED,
+                f"{expected}: cell {number} has nbgrader metadata that is no object",
+            )
     return None
 
 

@@ -17,8 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.cells import grade_id, is_test
 from grader.course import SOLUTIONS, solution_notebook
 from grader.sandbox import wire
+from grader.sandbox.wire import Kind
 
 ANSWER_LIMIT = 64 * 1024**2
 
@@ -54,7 +56,7 @@ class ReferenceServer:
                 env={**os.environ, "OMP_NUM_THREADS": "1", "MPLCONFIGDIR": tempfile.gettempdir()},
             )
         try:
-            wire.send(self.process.stdin.fileno(), "observe", lesson=lesson, seed=seed)
+            wire.send(self.process.stdin.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed)
         except OSError as error:
             self.stop()
             raise ReferenceRunError(f"the reference server stopped: {error}") from None
@@ -71,7 +73,7 @@ class ReferenceServer:
         except (wire.WireError, OSError, TimeoutError) as error:
             self.stop()
             raise ReferenceRunError(f"the reference server stopped: {error}") from None
-        if answer["kind"] != "observations":
+        if answer["kind"] != Kind.OBSERVATIONS:
             raise ReferenceRunError(f"the probes of {lesson} failed: {answer.get('reason')}")
         return answer["observations"]
 
@@ -87,7 +89,7 @@ def _split(nb) -> tuple[list, list]:
     """The lesson's code cells before the first exercise, and the exercises from there on."""
     code = [c for c in nb.cells if c.cell_type == "code"]
     first = next(
-        (i for i, c in enumerate(code) if c.metadata.get("nbgrader", {}).get("grade_id")),
+        (i for i, c in enumerate(code) if grade_id(c)),
         len(code),
     )
     return code[:first], code[first:]
@@ -95,16 +97,15 @@ def _split(nb) -> tuple[list, list]:
 
 def _observe_exercises(runner, cells: list, probes: dict, seed: int) -> dict[str, list]:
     """Run the exercises; in place of each test cell, its probe on inputs drawn from `seed`."""
-    from grader.judging.verdict import is_test
     from grader.probing import run_probe
 
     observations = {}
     for cell in cells:
         if not is_test(cell):
             runner.run(cell.source)
-        elif cell.metadata.nbgrader["grade_id"] in probes:
-            grade_id = cell.metadata.nbgrader["grade_id"]
-            observations[grade_id] = run_probe(probes, grade_id, runner.shell.user_ns, seed)
+        elif grade_id(cell) in probes:
+            test = grade_id(cell)
+            observations[test] = run_probe(probes, test, runner.shell.user_ns, seed)
     return observations
 
 
@@ -112,9 +113,9 @@ def _problems(observations: dict, probes: dict) -> str | None:
     missing = sorted(name for name in probes if name not in observations)
     if missing:
         return f"no test cell for the probes {missing}"
-    for grade_id, items in observations.items():
+    for test, items in observations.items():
         if items and items[-1][0] == "error":
-            return f"{grade_id} fails on the solution: {items[-1][1]}"
+            return f"{test} fails on the solution: {items[-1][1]}"
     return None
 
 
@@ -127,16 +128,16 @@ def _answer_one(runner, rest: list, probes: dict, seed: int, out: int) -> None:
         observations = _observe_exercises(runner, rest, probes, seed)
         problem = _problems(observations, probes)
         if problem:
-            wire.send(write_end, "failed", reason=problem)
+            wire.send(write_end, Kind.FAILED, reason=problem)
         else:
-            wire.send(write_end, "observations", observations=observations)
+            wire.send(write_end, Kind.OBSERVATIONS, observations=observations)
         os._exit(0)
     os.close(write_end)
     try:
         answer = wire.receive(read_end, ANSWER_LIMIT)
         wire.send(out, answer.pop("kind"), **answer)
     except wire.WireError:
-        wire.send(out, "failed", reason="the reference run stopped")
+        wire.send(out, Kind.FAILED, reason="the reference run stopped")
     finally:
         os.close(read_end)
         os.waitpid(pid, 0)
@@ -193,7 +194,7 @@ def serve() -> None:
         lesson, seed = request.get("lesson"), request.get("seed")
         if not solution_notebook(str(lesson)).is_file() or type(seed) is not int:
             reason = f"no such lesson or seed: {lesson!r} {seed!r}"
-            wire.send(stdout, "failed", reason=reason, seed=seed)
+            wire.send(stdout, Kind.FAILED, reason=reason, seed=seed)
             continue
         if lesson not in lessons:
             for pid, to_lesson, from_lesson in lessons.values():  # one lesson at a time: memory
@@ -203,7 +204,7 @@ def serve() -> None:
             lessons = {lesson: _lesson_process(lesson)}
         _, to_lesson, from_lesson = lessons[lesson]
         try:
-            wire.send(to_lesson, "seed", seed=seed)
+            wire.send(to_lesson, Kind.SEED, seed=seed)
             answer = wire.receive(from_lesson, ANSWER_LIMIT)
         except (wire.WireError, OSError):
             del lessons[lesson]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from nbformat import from_dict
 from nbgrader import utils
 
+from grader.cells import autograded_tests
+
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
 ADVICE = (
     "This test passed in your notebook, so your answer may fit only the visible example (a "
@@ -100,16 +102,6 @@ def _show(value) -> str:
     except ValueError:
         text = "a value too large to show"
     return text if len(text) <= 120 else text[:117] + "..."
-
-
-def is_test(cell) -> bool:
-    """Whether a cell is an autograded test cell (graded, code, not an answer)."""
-    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
-
-
-def autograded_tests(nb) -> dict[int, str]:
-    """The autograded test cells of a notebook: index -> grade id."""
-    return {i: c.metadata.nbgrader["grade_id"] for i, c in enumerate(nb.cells) if is_test(c)}
 
 
 def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Verdict]:

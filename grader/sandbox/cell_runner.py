@@ -116,7 +116,9 @@ class _DisplayPublisher(DisplayPublisher):
         )
 
     def clear_output(self, wait=False):
-        """Clear the outputs recorded so far for this cell."""
+        """Clear the outputs recorded so far for this cell, text still buffered included (a
+        kernel flushes its streams before it sends clear_output)."""
+        self.runner.flush_streams()
         self.runner.outputs.items.clear()
 
 
@@ -179,11 +181,13 @@ class CellRunner:
             sys.stdout, sys.stderr = saved
         failed = result.error_before_exec is not None or result.error_in_exec is not None
         if self.outputs.truncated:
+            del self.outputs.items[MAX_OUTPUTS - 1 :]  # the notice is one of the MAX_OUTPUTS
             self.outputs.items.append(
                 {
                     "output_type": "stream",
                     "name": "stderr",
-                    "text": f"[output cut by the grader: over {self.output_limit} bytes]\n",
+                    "text": "[output cut by the grader: over "
+                    f"{self.output_limit} bytes or {MAX_OUTPUTS} outputs]\n",
                 }
             )
         return self.outputs.items, result.execution_count, failed

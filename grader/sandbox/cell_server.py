@@ -30,6 +30,7 @@ import traceback
 
 from grader import probing
 from grader.sandbox import wire
+from grader.sandbox.wire import Kind
 
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
@@ -252,15 +253,17 @@ def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_
     probes = request.get("probes") or {"at": {}}
     loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
     for index, source in request["cells"]:
-        wire.send(report_fd, "start", cell=index)
+        wire.send(report_fd, Kind.START, cell=index)
         outputs, count, _ = runner.run(source)
         truncated = runner.outputs.truncated
-        wire.send(report_fd, "cell", cell=index, outputs=outputs, count=count, truncated=truncated)
+        wire.send(
+            report_fd, Kind.CELL, cell=index, outputs=outputs, count=count, truncated=truncated
+        )
         grade_id = probes["at"].get(str(index))
         if grade_id in loaded:
             seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
-            wire.send(report_fd, "probe", test=grade_id, observations=seen)
-    wire.send(report_fd, "finished")
+            wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
+    wire.send(report_fd, Kind.FINISHED)
 
 
 def _fork(runner, settings: dict, fds: list[int], control: socket.socket, cgroup_fd) -> int:
@@ -391,10 +394,10 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
         ready, _, _ = select.select([control, pidfd], [], [])
         if pidfd in ready and status is None:
             status = os.waitpid(child, 0)[1]
-            wire.send_fds(control, "exited", [], how=_death(status))
+            wire.send_fds(control, Kind.EXITED, [], how=_death(status))
         if control in ready:
             message, _ = wire.receive_fds(control)
-            if message["kind"] != "clean":
+            if message["kind"] != Kind.CLEAN:
                 raise wire.WireError(f"expected clean, got {message['kind']}")
             break
     os.close(pidfd)
@@ -406,7 +409,7 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
         _wipe_scratch()
     elif os.geteuid() == 0:
         _clear_keyrings(settings["uid"])
-    wire.send_fds(control, "cleaned", [], leftovers=left)
+    wire.send_fds(control, Kind.CLEANED, [], leftovers=left)
 
 
 def main() -> None:
@@ -424,16 +427,16 @@ def main() -> None:
     runner = _warm()
     _warm_with(runner, wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)["sources"])
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
-    wire.send_fds(control, "ready", [])
+    wire.send_fds(control, Kind.READY, [])
     while True:
         try:
             message, fds = wire.receive_fds(control)
         except (wire.WireError, OSError):
             return
-        if message["kind"] == "fork" and len(fds) == 2:
+        if message["kind"] == Kind.FORK and len(fds) == 2:
             mine = {**settings, "uid": submission_uid()}
             child = _fork(runner, mine, fds, control, int(cgroup) if cgroup else None)
-            wire.send_fds(control, "forked", [])
+            wire.send_fds(control, Kind.FORKED, [])
             _attend(control, child, mine)
         else:
             return

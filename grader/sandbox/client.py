@@ -20,10 +20,13 @@ from pathlib import Path
 
 import nbformat
 
+from grader.cells import is_graded, is_lesson_code
+from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import regular_files
 from grader.sandbox import cgroups, wire
 from grader.sandbox.cell_runner import MAX_OUTPUTS
-from grader.sandbox.isolation import Limits, probe
+from grader.sandbox.isolation import Limits, detect_protections
+from grader.sandbox.wire import Kind
 
 FILE_LIMIT = 32 * 1024**2
 SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
@@ -34,7 +37,7 @@ CONTROL_SECONDS = 30
 class RunReport:
     """What came back from one submission's run."""
 
-    outcome: str = "graded"
+    outcome: Outcome = Outcome.GRADED
     detail: str = ""
     cells: dict[int, dict] = field(default_factory=dict)
     probes: dict[str, list] = field(default_factory=dict)
@@ -45,7 +48,7 @@ class Sandbox:
 
     def __init__(self, limits: Limits):
         self.limits = limits
-        self.protections, self.prefix = probe()
+        self.protections, self.prefix = detect_protections()
         self.process: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.cgroup: cgroups.MemoryCgroup | None = None
@@ -88,9 +91,9 @@ class Sandbox:
         for fd in passed:
             os.close(fd)
         try:
-            self.process.stdin.write(wire.encode("warm", sources=_lesson_cells()))
+            self.process.stdin.write(wire.encode(Kind.WARM, sources=_lesson_cells()))
             self.process.stdin.close()
-            self._expect("ready", timeout=300)
+            self._expect(Kind.READY, timeout=300)
         except (wire.WireError, OSError, TimeoutError) as error:
             self.log.seek(0)
             said = self.log.read().decode(errors="replace").strip().splitlines()[-3:]
@@ -137,30 +140,32 @@ class Sandbox:
             report = self._run(request, (probes or {}).get("at", {}))
         except (wire.WireError, OSError, TimeoutError) as error:
             self.stop()
-            return RunReport("kernel died", f"the sandbox stopped: {error}")
+            return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
         except Exception as error:  # a report the grader could not take in: never the next one's
             self.stop()
-            return RunReport("not graded", f"its report could not be read ({type(error).__name__})")
+            return RunReport(
+                Outcome.NOT_GRADED, f"its report could not be read ({type(error).__name__})"
+            )
         if self.cgroup and self.cgroup.oom_kills() > oom_before:
-            report.outcome = "memory limit"
+            report.outcome = Outcome.MEMORY_LIMIT
             report.detail = "the submission's processes went over the memory limit together"
-        elif report.outcome == "graded" and _ran_out_of_memory(report.cells):
-            report.outcome, report.detail = "memory limit", "a cell ran out of memory"
+        elif report.outcome == Outcome.GRADED and _ran_out_of_memory(report.cells):
+            report.outcome, report.detail = Outcome.MEMORY_LIMIT, "a cell ran out of memory"
         return report
 
     def _run(self, request: dict, probes_at: dict) -> RunReport:
         request_read, request_write = os.pipe()
         report_read, report_write = os.pipe()
         try:
-            wire.send_fds(self.control, "fork", [request_read, report_write])
+            wire.send_fds(self.control, Kind.FORK, [request_read, report_write])
         finally:
             os.close(request_read)
             os.close(report_write)
         try:
-            self._expect("forked", timeout=CONTROL_SECONDS)
+            self._expect(Kind.FORKED, timeout=CONTROL_SECONDS)
             # If the fork died before reading it, the watch says how.
             with contextlib.suppress(BrokenPipeError):
-                wire.write_all(request_write, wire.encode("request", **request))
+                wire.write_all(request_write, wire.encode(Kind.REQUEST, **request))
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
@@ -173,8 +178,11 @@ class Sandbox:
 
     def _clean(self) -> None:
         """Have the template stop everything the submission started, before anything else."""
-        wire.send_fds(self.control, "clean", [])
-        while self._expect(("cleaned", "exited"), timeout=CONTROL_SECONDS)["kind"] != "cleaned":
+        wire.send_fds(self.control, Kind.CLEAN, [])
+        while (
+            self._expect((Kind.CLEANED, Kind.EXITED), timeout=CONTROL_SECONDS)["kind"]
+            != Kind.CLEANED
+        ):
             pass
 
     def _expect(self, kinds, timeout: float) -> dict:
@@ -215,7 +223,7 @@ class _Watch:
             if now >= deadline:
                 if exited is None:
                     which = "notebook" if deadline == notebook_end else "cell"
-                    report.outcome = "timed out"
+                    report.outcome = Outcome.TIMED_OUT
                     report.detail = f"the {which} time limit was reached in cell {self.current}"
                 break
             ready, _, _ = select.select(watched, [], [], deadline - now)
@@ -229,11 +237,11 @@ class _Watch:
             try:
                 messages = frames.read()
             except wire.OverBudget as error:
-                report.outcome = "output limit"
+                report.outcome = Outcome.OUTPUT_LIMIT
                 report.detail = f"the submission wrote too much output ({error})"
                 return report
             except wire.WireError as error:
-                report.outcome = "not graded"
+                report.outcome = Outcome.NOT_GRADED
                 report.detail = f"the submission wrote into the grader's channel ({error})"
                 return report
             if messages is None:
@@ -241,13 +249,13 @@ class _Watch:
             for message in messages:
                 problem = self._take(message)
                 if problem:
-                    report.outcome = "not graded"
+                    report.outcome = Outcome.NOT_GRADED
                     report.detail = f"the submission wrote into the grader's channel ({problem})"
                     return report
-                if message.get("kind") == "start":
+                if message.get("kind") == Kind.START:
                     cell_started = time.monotonic()
-        if not self.finished and report.outcome == "graded":
-            report.outcome = "kernel died"
+        if not self.finished and report.outcome == Outcome.GRADED:
+            report.outcome = Outcome.KERNEL_DIED
             report.detail = f"{exited or 'the process ended'} in cell {self.current}"
         return report
 
@@ -256,21 +264,21 @@ class _Watch:
         kind = message["kind"]
         if self.finished:
             return f"{kind} after the end"
-        if kind == "start":
+        if kind == Kind.START:
             cell = message.get("cell")
             if type(cell) is not int or (self.current is not None and cell <= self.current):
                 return "a cell out of order"
             self.current, self.expect_probe = cell, None
-        elif kind == "cell":
+        elif kind == Kind.CELL:
             if message.get("cell") != self.current or self.current in self.report.cells:
                 return "a cell's outputs out of turn"
             raw = message.get("outputs")
             if isinstance(raw, list) and len(raw) > MAX_OUTPUTS:
-                self.report.outcome = "output limit"
+                self.report.outcome = Outcome.OUTPUT_LIMIT
                 self.report.detail = f"more than {MAX_OUTPUTS} outputs in cell {self.current}"
             self.written += written_size(raw, self.budget - self.written)
             if self.written > self.budget:  # what it would take once written as a notebook
-                self.report.outcome = "output limit"
+                self.report.outcome = Outcome.OUTPUT_LIMIT
                 self.report.detail = f"the outputs would take over {self.budget} bytes written"
                 raw = []
             self.report.cells[self.current] = {
@@ -279,16 +287,16 @@ class _Watch:
             }
             self.expect_probe = self.probes_at.get(str(self.current))
             if message.get("truncated") is True:
-                self.report.outcome = "output limit"
+                self.report.outcome = Outcome.OUTPUT_LIMIT
                 self.report.detail = (
                     f"output over {self.limits.output_bytes} bytes was cut in cell {self.current}"
                 )
-        elif kind == "probe":
+        elif kind == Kind.PROBE:
             if self.expect_probe is None or message.get("test") != self.expect_probe:
                 return "a test's report out of turn"
             self.report.probes[self.expect_probe] = message.get("observations")
             self.expect_probe = None
-        elif kind == "finished":
+        elif kind == Kind.FINISHED:
             self.finished = True
         else:
             return f"an unknown message {kind[:40]!r}"
@@ -336,12 +344,7 @@ def _lesson_cells() -> list[str]:
     sources = []
     for lesson in lessons():
         for cell in nbformat.read(student_notebook(lesson), as_version=4).cells:
-            nbgrader = cell.metadata.get("nbgrader", {})
-            if (
-                cell.cell_type == "code"
-                and not nbgrader.get("solution")
-                and not nbgrader.get("grade")
-            ):
+            if is_lesson_code(cell):
                 sources.append(cell.source)
     return sources
 
@@ -365,8 +368,8 @@ def apply_run(nb, report: RunReport) -> None:
         done = report.cells.get(index)
         cell.outputs = done["outputs"] if done else []
         cell.execution_count = done["execution_count"] if done else None
-        graded = cell.metadata.get("nbgrader", {}).get("grade")
-        if done is None and report.outcome != "graded" and graded:
+        graded = is_graded(cell)
+        if done is None and report.outcome != Outcome.GRADED and graded:
             cell.outputs = [_not_run(report)]
 
 

@@ -137,15 +137,15 @@ def _bwrap_command(as_root: bool) -> list[str]:
     ]
 
 
-# Run inside the sandbox by `probe`: can a submission get mount and IPC namespaces of its own
-# (unprivileged, inside a user namespace of its own)?
+# Run inside the sandbox by `detect_protections`: can a submission get mount and IPC namespaces
+# of its own (unprivileged, inside a user namespace of its own)?
 _UNSHARE_TRIAL = (
     "import ctypes, os, sys; user = 0x10000000 if os.geteuid() else 0;"
     " sys.exit(ctypes.CDLL(None).unshare(0x08020000 | user) != 0)"
 )
 
 
-def probe() -> tuple[Protections, list[str]]:
+def detect_protections() -> tuple[Protections, list[str]]:
     """The protections available here, and the command prefix that starts the sandbox."""
     as_root = os.geteuid() == 0
     missing = []
@@ -156,8 +156,8 @@ def probe() -> tuple[Protections, list[str]]:
         trial = [*command, sys.executable, "-c", _UNSHARE_TRIAL]
         trial = subprocess.run(trial, capture_output=True)
         if trial.returncode == 0 and as_root:
-            group, why_not = cgroups.create(f"grader-probe-{os.getpid()}")
-            cpu = cgroups.create_cpu_share(f"grader-probe-{os.getpid()}")
+            group, why_not = cgroups.create(f"grader-trial-{os.getpid()}")
+            cpu = cgroups.create_cpu_share(f"grader-trial-{os.getpid()}")
             missing = [] if cpu else [_NO_CPU_SHARE]
             if cpu:
                 cpu.rmdir()

@@ -9,9 +9,34 @@ import json
 import os
 import socket
 import struct
+from enum import StrEnum
 
 HEADER = struct.Struct(">I")
 MAX_DEPTH = 64
+
+
+class Kind(StrEnum):
+    """Every kind of message, named once. Grading process <-> cell server: WARM (the lesson
+    cells), READY, FORK, FORKED, CLEAN, EXITED, CLEANED; grading process -> submission: REQUEST;
+    submission -> grading process: START, CELL, PROBE, FINISHED; grading process <-> reference
+    server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
+
+    WARM = "warm"
+    READY = "ready"
+    FORK = "fork"
+    FORKED = "forked"
+    REQUEST = "request"
+    START = "start"
+    CELL = "cell"
+    PROBE = "probe"
+    FINISHED = "finished"
+    CLEAN = "clean"
+    CLEANED = "cleaned"
+    EXITED = "exited"
+    OBSERVE = "observe"
+    OBSERVATIONS = "observations"
+    FAILED = "failed"
+    SEED = "seed"
 
 
 class WireError(RuntimeError):
@@ -22,13 +47,13 @@ class OverBudget(WireError):
     """More bytes came than the reader allows in all."""
 
 
-def encode(kind: str, **fields) -> bytes:
+def encode(kind: Kind, **fields) -> bytes:
     """One framed message: `{"kind": kind, **fields}` with its length in front."""
-    data = json.dumps({"kind": kind, **fields}).encode()
+    data = json.dumps({"kind": Kind(kind).value, **fields}).encode()
     return HEADER.pack(len(data)) + data
 
 
-def send(fd: int, kind: str, **fields) -> None:
+def send(fd: int, kind: Kind, **fields) -> None:
     """Write one message to a file descriptor."""
     write_all(fd, encode(kind, **fields))
 

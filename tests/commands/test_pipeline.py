@@ -4,6 +4,8 @@ import csv
 import html
 import subprocess
 import sys
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from nbgrader.apps import NbGraderAPI
@@ -13,16 +15,26 @@ from grader.cli import main
 from grader.commands.export import NBGRADER_COLUMNS
 from grader.commands.init import init_course
 from grader.commands.report import failure_explanations
-from grader.course import EXAMPLE_CLASS, lessons, nbgrader_api, nbgrader_config
+from grader.course import EXAMPLE_CLASS, Course, lessons
+from grader.grading.lesson import Result
+
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
+
+
+class Demo(NamedTuple):
+    """The demo's course folder, and the results it printed."""
+
+    folder: Path
+    results: list[Result]
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory):
+def demo(tmp_path_factory) -> Demo:
     """The demo's course folder and the score table it printed."""
     out = tmp_path_factory.mktemp("demo") / "course"
     from grader.commands.demo import run_demo
 
-    return out, run_demo(out)
+    return Demo(out, run_demo(out))
 
 
 def test_demo_gives_every_example_submission_its_pinned_score(demo):
@@ -90,7 +102,7 @@ def test_export_matches_stock_nbgrader_export(demo, tmp_path):
 def test_formgrader_sees_the_same_scores(demo):
     """The formgrader's API (NbGraderAPI) reports the scores `grader` printed."""
     out, results = demo
-    api = NbGraderAPI(nbgrader_api(nbgrader_config(out)).coursedir)
+    api = NbGraderAPI(Course(out).api().coursedir)
     for lesson in {r.lesson for r in results}:
         seen = {s["student"]: s["score"] for s in api.get_submissions(lesson)}
         assert seen == {r.student: r.score for r in results if r.lesson == lesson}
@@ -101,7 +113,7 @@ def test_report_names_the_common_failures(demo):
     out, _ = demo
     page = (out / "report" / "index.html").read_text()
     assert "Most common failure explanations" in page
-    (lesson, exercise, text), count = failure_explanations(out).most_common(1)[0]
+    (lesson, exercise, text), count = failure_explanations(Course(out)).most_common(1)[0]
     assert count >= 2
     assert f"<tr><td>{count}</td><td>{lesson}</td><td>{exercise}</td>" in page
 
@@ -121,12 +133,14 @@ def fresh_course(tmp_path_factory):
 
 def test_init_makes_an_nbgrader_course_with_every_lesson(fresh_course):
     """The stock nbgrader API sees every lesson in the new course's gradebook."""
-    with nbgrader_api(nbgrader_config(fresh_course)).gradebook as gb:
+    with fresh_course.api().gradebook as gb:
         assert sorted(a.name for a in gb.assignments) == lessons()
-    assert (fresh_course / "submitted").is_dir()
+    assert (fresh_course.root / "submitted").is_dir()
 
 
-def test_solution_scores_full_marks_and_untouched_notebook_zero(fresh_course, lesson):
+def test_solution_scores_full_marks_and_untouched_notebook_zero(
+    fresh_course, lesson, grading_session
+):
     """In a course made by init, the solution earns full marks and the blank notebook none."""
     from grader.course import solution_notebook, student_notebook
     from grader.grading.lesson import autograde
@@ -135,10 +149,13 @@ def test_solution_scores_full_marks_and_untouched_notebook_zero(fresh_course, le
         ("ref", solution_notebook(lesson)),
         ("blank", student_notebook(lesson)),
     ]:
-        folder = fresh_course / "submitted" / student / lesson
+        folder = fresh_course.root / "submitted" / student / lesson
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{lesson}.ipynb").write_bytes(notebook.read_bytes())
-    results = {r.student: r for r in autograde(fresh_course, lesson, ["ref", "blank"])}
+    results = {
+        r.student: r
+        for r in autograde(fresh_course, lesson, ["ref", "blank"], session=grading_session)
+    }
     assert results["ref"].score == results["ref"].max_score > 0
     assert results["blank"].score == 0
     assert results["ref"].outcome == results["blank"].outcome == "graded"
@@ -155,16 +172,42 @@ def test_unknown_lesson_and_non_course_are_clear_errors(tmp_path, capsys):
 def test_autograde_command_prints_the_score_table(fresh_course, capsys):
     """`grader autograde LESSON --student ID` grades one student and prints the table."""
     lesson = "01_tensors_and_requires_grad"
-    folder = fresh_course / "submitted" / "alice" / lesson
+    folder = fresh_course.root / "submitted" / "alice" / lesson
     folder.mkdir(parents=True, exist_ok=True)
     source = EXAMPLE_CLASS / "submitted" / "alice" / lesson / f"{lesson}.ipynb"
     (folder / f"{lesson}.ipynb").write_bytes(source.read_bytes())
-    args = ["autograde", lesson, "--course-dir", str(fresh_course), "--student", "alice"]
+    args = ["autograde", lesson, "--course-dir", str(fresh_course.root), "--student", "alice"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["lesson", "student", "score", "max", "outcome"]
     full = str(PINNED[(lesson, "alice")])  # alice answers everything right
     assert lines[1].split() == [lesson, "alice", full, full, "graded"]
+
+
+def test_autograde_grades_several_lessons_or_all_in_one_call(tmp_path, capsys):
+    """`grader autograde L1 L2` grades both lessons into one table; `--all` grades every lesson
+    that has submissions; naming lessons and --all together is refused."""
+    course = init_course(tmp_path / "course")
+    first, second = lessons()[:2]
+    for lesson in (first, second):
+        folder = course.submission("alice", lesson)
+        folder.mkdir(parents=True)
+        source = EXAMPLE_CLASS / "submitted" / "alice" / lesson / f"{lesson}.ipynb"
+        (folder / f"{lesson}.ipynb").write_bytes(source.read_bytes())
+    where = ["--course-dir", str(course.root), "--jobs", "1"]
+    assert main(["autograde", first, second, *where]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [
+        (lesson, "alice", str(PINNED[(lesson, "alice")]), "graded") for lesson in (first, second)
+    ]
+    assert main(["autograde", "--all", "--force", *where]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [(r[0], r[1], r[4]) for r in rows] == [
+        (first, "alice", "graded"),
+        (second, "alice", "graded"),
+    ]
+    assert main(["autograde", first, "--all", *where]) == 2
+    assert "name the lessons to grade, or give --all" in capsys.readouterr().err
 
 
 def test_release_command_rejects_an_unknown_lesson(capsys):

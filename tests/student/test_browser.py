@@ -27,6 +27,8 @@ from browser_tools import (
 
 from grader.course import solution_notebook
 
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
+
 FIRST, LAST = "01_tensors_and_requires_grad", "05_gradients_at_work"
 INSTRUCTOR_TOOLS = ["Nbgrader", "Formgrader", "Create Assignment", "Assignment List", "Courses"]
 

@@ -48,7 +48,7 @@ def test_messy_export_is_placed_or_explained(course, tmp_path):
     _write(export, "carol_notes.txt")
     placed, rejected = collect(export, course)
     assert [(p.student, p.lesson, p.note) for p in placed] == [("alice", L1, "new")]
-    target = course / "submitted" / "alice" / L1 / f"{L1}.ipynb"
+    target = course.root / "submitted" / "alice" / L1 / f"{L1}.ipynb"
     assert target.read_text() == '{"a": 2}', "the newer duplicate is kept"
     assert (target.parent / "timestamp.txt").read_text().startswith("1970-01-01 00:33:20")
     reasons = {r.name: r.reason for r in rejected}
@@ -70,7 +70,9 @@ def test_collect_from_a_zip_keeps_earlier_work(course, tmp_path):
         zf.writestr(f"bob_{L3}.ipynb", '{"v": 2}')
     (again,) = collect(archive, course)[0]
     assert again.note.startswith("replaced an earlier submission")
-    assert list(course.glob(f"collect_backup/*/bob/{L3}/{L3}.ipynb"))[0].read_text() == '{"v": 1}'
+    assert (
+        list(course.root.glob(f"collect_backup/*/bob/{L3}/{L3}.ipynb"))[0].read_text() == '{"v": 1}'
+    )
 
 
 def test_collect_for_one_lesson_rejects_other_lessons(course, tmp_path):
@@ -89,7 +91,7 @@ def test_collect_cli_reports_each_file(course, tmp_path, capsys):
     export.mkdir()
     _write(export, f"carol_{L1}.ipynb")
     _write(export, "readme.md")
-    assert main(["collect", str(export), "--course-dir", str(course)]) == 0
+    assert main(["collect", str(export), "--course-dir", str(course.root)]) == 0
     out = capsys.readouterr().out
     assert f"placed   carol_{L1}.ipynb -> carol/{L1} (new)" in out
     assert "rejected readme.md: not a notebook (.ipynb)" in out
@@ -98,5 +100,5 @@ def test_collect_cli_reports_each_file(course, tmp_path, capsys):
 
 def test_collect_from_a_missing_source_is_a_clear_error(course, tmp_path, capsys):
     """A source that does not exist is named in a one-line error, exit status 2."""
-    assert main(["collect", str(tmp_path / "nowhere"), "--course-dir", str(course)]) == 2
+    assert main(["collect", str(tmp_path / "nowhere"), "--course-dir", str(course.root)]) == 2
     assert "nowhere: no such file or folder" in capsys.readouterr().err

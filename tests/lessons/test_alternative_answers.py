@@ -6,9 +6,9 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from answer_runs import try_answers
-from test_wrong_answers import SEED, _cells_by_grade_id
+from answer_runs import SEED, tried_by_lesson
 
+from grader.cells import by_grade_id, is_answer
 from grader.course import lessons, solution_notebook
 from grader.judging.verdict import verdict
 
@@ -23,8 +23,8 @@ def _alternative_answers(lesson: str) -> list[dict]:
 def test_every_exercise_has_two_alternative_answers(lesson):
     """Each answer cell of the lesson is exercised by at least two alternative answers."""
     nb = nbformat.read(solution_notebook(lesson), as_version=4)
-    cells = _cells_by_grade_id(nb)
-    answer_cells = {gid for gid, c in cells.items() if c.metadata["nbgrader"]["solution"]}
+    cells = by_grade_id(nb)
+    answer_cells = {gid for gid, c in cells.items() if is_answer(c)}
     answers = _alternative_answers(lesson)
     for answer in answers:
         assert set(answer) == {"cell", "test", "answer", "style"}, answer
@@ -35,16 +35,8 @@ def test_every_exercise_has_two_alternative_answers(lesson):
 
 @pytest.fixture(scope="module")
 def alternative_answer_runs(tmp_path_factory):
-    """Each lesson's alternative answers tried once, on first use: lesson -> one result each."""
-    runs: dict[str, list[dict]] = {}
-
-    def run(lesson: str) -> list[dict]:
-        if lesson not in runs:
-            folder = tmp_path_factory.mktemp(lesson)
-            runs[lesson] = try_answers(lesson, _alternative_answers(lesson), SEED, folder)
-        return runs[lesson]
-
-    return run
+    """Each lesson's alternative answers tried once, on first use."""
+    return tried_by_lesson(_alternative_answers, tmp_path_factory)
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import nbformat
 from nbgrader.validator import Validator
 from notebook_tools import execute, validate
 
+from grader.cells import autograded_tests
 from grader.course import solution_notebook, student_notebook
-from grader.judging.verdict import autograded_tests
 
 # Lessons show some torch warnings on purpose; anything else on stderr is a broken cell.
 WARNING = re.compile(r"\w+Warning: ")

@@ -13,8 +13,10 @@ import pytest
 from integrity_tools import FULL_MARKS, LESSON, answered, digests, new_course, submit
 
 from grader.course import REPO_ROOT, solution_notebook, student_notebook
-from grader.grading.lesson import autograde
+from grader.grading.lesson import GradingSession, autograde
 from grader.sandbox.isolation import Limits
+
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
 LIMITS = Limits(cell_seconds=10, notebook_seconds=20)
 
@@ -148,7 +150,7 @@ def graded(tmp_path_factory):
     for student, (files, *_) in CASES.items():
         for name, data in files.items():
             submit(course, student, data, name)
-    link = course / "submitted" / "notebook_is_a_link" / LESSON
+    link = course.root / "submitted" / "notebook_is_a_link" / LESSON
     link.mkdir(parents=True)
     (link / f"{LESSON}.ipynb").symlink_to(solution_notebook(LESSON))
     beside = submit(course, "links_beside", answered(LEAKS)).parent
@@ -180,7 +182,7 @@ def test_links_in_a_submission_are_never_followed(graded, student):
     result = results[student]
     assert (result.outcome, result.score) == (outcome, score), result.detail
     assert phrase in result.detail
-    copied = course / "autograded" / student / LESSON
+    copied = course.root / "autograded" / student / LESSON
     if copied.exists():
         assert sorted(p.name for p in copied.rglob("*") if p.is_symlink()) == []
         assert not (copied / "zeros").exists() and not (copied / "solution.ipynb").exists()
@@ -191,7 +193,7 @@ def test_links_in_a_submission_are_never_followed(graded, student):
 def test_edited_tests_are_restored_before_grading(graded):
     """Rewriting the test cells to `pass` gains nothing: nbgrader restores them."""
     course, results, _ = graded
-    text = (course / "autograded" / "edited_tests" / LESSON / f"{LESSON}.ipynb").read_text()
+    text = (course.root / "autograded" / "edited_tests" / LESSON / f"{LESSON}.ipynb").read_text()
     assert "pass  # all good" not in text
 
 
@@ -204,7 +206,7 @@ def test_the_class_goes_on_and_files_stay_byte_identical(graded):
 
 def _outcome_rows(course):
     try:
-        with sqlite3.connect(course / "gradebook.db") as db:
+        with sqlite3.connect(course.root / "gradebook.db") as db:
             return db.execute("select student, recorded_at from grader_outcome").fetchall()
     except sqlite3.OperationalError:  # the first outcome has not been written yet
         return []
@@ -216,7 +218,8 @@ def test_a_killed_run_started_again_grades_every_submission_once(tmp_path):
     students = [f"s{i:02d}" for i in range(12)]
     for student in students:
         submit(course, student, SOLUTION)
-    command = [sys.executable, "-m", "grader", "autograde", LESSON, "--course-dir", str(course)]
+    command = [sys.executable, "-m", "grader", "autograde", LESSON]
+    command += ["--course-dir", str(course.root)]
     run = subprocess.Popen(
         [*command, "--jobs", "1"],
         cwd=REPO_ROOT,
@@ -236,7 +239,7 @@ def test_a_killed_run_started_again_grades_every_submission_once(tmp_path):
     second = dict(_outcome_rows(course))
     assert sorted(second) == sorted([*students, "honest"])
     assert all(second[s] == first[s] for s in first), "graded again after it was recorded"
-    with sqlite3.connect(course / "gradebook.db") as db:
+    with sqlite3.connect(course.root / "gradebook.db") as db:
         rows = db.execute(
             "select student.id, count(*) from submitted_assignment "
             "join student on student.id = submitted_assignment.student_id group by student.id"
@@ -254,7 +257,9 @@ def test_a_resubmission_without_its_test_cells_keeps_no_earlier_score(tmp_path):
     old score."""
     course = new_course(tmp_path / "course")
     submit(course, "again", SOLUTION)
-    assert autograde(course, LESSON, ["again"], jobs=1, limits=LIMITS)[0].score == FULL_MARKS
+    session = GradingSession(LIMITS, jobs=1)
+    first = autograde(course, LESSON, ["again"], session=session)
+    assert first[0].score == FULL_MARKS
 
     def no_tests(nb):
         nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade")]
@@ -262,5 +267,6 @@ def test_a_resubmission_without_its_test_cells_keeps_no_earlier_score(tmp_path):
     blank = nbformat.read(student_notebook(LESSON), as_version=4)
     no_tests(blank)
     submit(course, "again", nbformat.writes(blank).encode())
-    (result,) = autograde(course, LESSON, ["again"], jobs=1, limits=LIMITS)
+    with session:
+        (result,) = autograde(course, LESSON, ["again"], session=session)
     assert result.score == 0, result.detail

@@ -13,11 +13,13 @@ from integrity_tools import FULL_MARKS, LESSON, new_course, submit
 from grader.cli import main
 from grader.commands.feedback import HideHiddenTests, RemoveGraderCode, generate_feedback
 from grader.commands.score_table import score_table
-from grader.course import EXAMPLE_CLASS, nbgrader_api, nbgrader_config, solution_notebook
+from grader.course import EXAMPLE_CLASS, solution_notebook
 from grader.grading import outcomes
 from grader.grading.lesson import Result, autograde
 from grader.safe_output.redaction import MARKER, redact, secret_lines
 from grader.safe_output.text import csv_safe, terminal_safe
+
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
 ESC_ID = "mal\x1b[2J\u202eformed"  # clears the screen, then prints right to left
 FORMULA_ID = "@SUM(1+1)"
@@ -75,10 +77,10 @@ def _leaker() -> bytes:
 
 def _enter(course, student: str, outcome: str, detail: str = "") -> None:
     """Enter a submission in the gradebook and its outcome, as a grading run leaves them."""
-    with nbgrader_api(nbgrader_config(course)).gradebook as gb:
+    with course.api().gradebook as gb:
         gb.update_or_create_student(student)
         gb.update_or_create_submission(LESSON, student)
-    db_url = nbgrader_api(nbgrader_config(course)).coursedir.db_url
+    db_url = course.db_url
     outcomes.record(db_url, LESSON, student, outcome, detail)
 
 
@@ -95,11 +97,11 @@ def course(tmp_path_factory):
     submit(course, "nobook", b"{}", name="homework.ipynb")
     graded = ["honest", "alice", "bob", "leaker", ESC_ID, FORMULA_ID, "nobook"]
     autograde(course, LESSON, graded, engine="nbgrader", jobs=2)
-    with nbgrader_api(nbgrader_config(course)).gradebook as gb:
+    with course.api().gradebook as gb:
         gb.update_or_create_student(
             FORMULA_ID, first_name='=HYPERLINK("http://evil")', last_name="-2+3", email="+1"
         )
-    blank = (course / "submitted" / "honest" / LESSON / f"{LESSON}.ipynb").read_bytes()
+    blank = (course.root / "submitted" / "honest" / LESSON / f"{LESSON}.ipynb").read_bytes()
     autograded = {
         "corrupt": ("graded", b'{"cells": ['),
         "odd": ("graded", json.dumps(ODD_NOTEBOOK).encode()),
@@ -109,8 +111,8 @@ def course(tmp_path_factory):
     for student, (outcome, data) in autograded.items():
         submit(course, student, blank)
         _enter(course, student, outcome, "cell 3 ran over 30 s" if outcome == "timed out" else "")
-        (course / "autograded" / student / LESSON).mkdir(parents=True)
-        (course / "autograded" / student / LESSON / f"{LESSON}.ipynb").write_bytes(data)
+        (course.root / "autograded" / student / LESSON).mkdir(parents=True)
+        (course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb").write_bytes(data)
     submit(course, "crashed", blank)
     _enter(course, "crashed", "not graded", HOSTILE_DETAIL)
     return course
@@ -123,12 +125,12 @@ def feedback(course):
 
 
 def _page(course, student: str) -> str:
-    return (course / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
+    return (course.root / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
 
 
 def _autograded(course, student: str) -> nbformat.NotebookNode:
     """The student's autograded notebook with hidden test sources hidden, as feedback shows it."""
-    path = course / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+    path = course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
     return HideHiddenTests().preprocess(nbformat.read(path, as_version=4), {})[0]
 
 
@@ -174,7 +176,7 @@ def test_csv_safe_neutralises_formulas_and_keeps_numbers():
 def test_csv_has_no_raw_control_characters_and_no_formulas(course, tmp_path):
     """grades.csv parses, holds no control characters and starts no cell with a formula."""
     to = tmp_path / "grades.csv"
-    assert main(["export", "--course-dir", str(course), "--to", str(to)]) == 0
+    assert main(["export", "--course-dir", str(course.root), "--to", str(to)]) == 0
     text = to.read_text()
     assert not any(char in text.replace("\r\n", "\n").replace("\n", "") for char in UNUSED)
     every_row = list(csv.DictReader(to.open(newline="")))
@@ -202,12 +204,12 @@ def test_feedback_gives_each_graded_submission_a_page_and_each_other_a_reason(co
     assert reasons["corrupt"].startswith("nbgrader could not render it: JSONDecodeError: ")
     assert reasons["odd"].startswith("nbgrader could not render it: ")
     assert reasons[GLOB_ID].startswith("nbgrader cannot look up a student id")
-    assert not (course / "feedback" / "corrupt").exists()
+    assert not (course.root / "feedback" / "corrupt").exists()
 
 
 def test_feedback_command_reports_each_submission_without_feedback(course, feedback, capsys):
     """`grader feedback` exits 0, names each page, and prints safe reasons for the others."""
-    assert main(["feedback", LESSON, "--course-dir", str(course)]) == 0
+    assert main(["feedback", LESSON, "--course-dir", str(course.root)]) == 0
     out = capsys.readouterr().out
     assert not any(char in out for char in UNUSED)
     assert out.count("wrote ") == 5
@@ -219,7 +221,7 @@ def test_feedback_command_reports_each_submission_without_feedback(course, feedb
 
 def test_report_succeeds_for_every_mix_of_outcomes(course, tmp_path):
     """The report is written for a lesson with graded, failed and corrupt submissions."""
-    assert main(["report", "--course-dir", str(course), "--out", str(tmp_path)]) == 0
+    assert main(["report", "--course-dir", str(course.root), "--out", str(tmp_path)]) == 0
     page = (tmp_path / "index.html").read_text()
     assert "graded submissions" in page and "\x1b" not in page
 
@@ -300,8 +302,8 @@ def test_each_output_channel_loses_the_grader_code_and_keeps_the_rest(course):
 
 def test_files_a_submission_wrote_while_graded_stay_out_of_its_feedback(course, feedback):
     """The leaker wrote hidden tests to a file beside its notebook: feedback holds only the page."""
-    assert (course / "autograded" / "leaker" / LESSON / "leak.txt").exists()
-    assert [p.name for p in (course / "feedback" / "leaker" / LESSON).iterdir()] == [
+    assert (course.root / "autograded" / "leaker" / LESSON / "leak.txt").exists()
+    assert [p.name for p in (course.root / "feedback" / "leaker" / LESSON).iterdir()] == [
         f"{LESSON}.html"
     ]
 
@@ -347,7 +349,7 @@ def test_lines_the_submission_wrote_itself_are_no_secret():
 
 def test_show_hidden_keeps_everything_for_the_instructor(course, feedback):
     """--show-hidden renders the hidden tests and the leaker's outputs as they are."""
-    assert main(["feedback", LESSON, "--course-dir", str(course), "--show-hidden"]) == 0
+    assert main(["feedback", LESSON, "--course-dir", str(course.root), "--show-hidden"]) == 0
     page = _page(course, "leaker")
     assert "### BEGIN HIDDEN TESTS" in page and MARKER not in page
     generate_feedback(course, LESSON)

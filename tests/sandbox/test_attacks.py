@@ -33,14 +33,17 @@ from integrity_tools import (
 )
 
 import grader
-from grader.course import nbgrader_api, nbgrader_config, solution_notebook
+from grader.cells import autograded_tests
+from grader.course import solution_notebook
 from grader.grading import outcomes
-from grader.grading.database import engine
+from grader.grading.database import sqlalchemy_engine
 from grader.grading.lesson import Result, autograde
-from grader.judging.verdict import INTRO, autograded_tests
+from grader.judging.verdict import INTRO
 from grader.sandbox.isolation import Limits
 
-HERE = Path(__file__).parent / "integrity"
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
+
+HERE = Path(__file__).parent.parent / "integrity"
 ATTACKS = yaml.safe_load((HERE / "attacks.yml").read_text())
 OBSERVER = (HERE / "observer.py").read_text()
 # Short time limits keep the few attacks that overrun them cheap; a memory limit small enough for
@@ -130,8 +133,8 @@ def run(tmp_path_factory, reference_server) -> Run:
     finally:
         listener.close()
         del os.environ[SECRET_NAME]
-    db_url = nbgrader_api(nbgrader_config(course)).coursedir.db_url
-    with engine(db_url).connect() as conn:
+    db_url = course.db_url
+    with sqlalchemy_engine(db_url).connect() as conn:
         rows = conn.execute(outcomes.OUTCOMES.select()).all()
     order = [row.student for row in sorted(rows, key=lambda row: row.recorded_at)]
     results = {r.student: r for r in graded}
@@ -227,7 +230,7 @@ def test_grading_leaves_every_submission_byte_identical(run):
 
 def test_nothing_was_written_outside_the_sandbox(run):
     """Neither the canary in the course folder nor a file in the grader, venv or stdlib exists."""
-    written = [p for p in [run.course / "canary.txt", *PLANTED] if p.exists()]
+    written = [p for p in [run.course.root / "canary.txt", *PLANTED] if p.exists()]
     assert written == []
 
 
@@ -260,7 +263,7 @@ def test_autograded_notebooks_stay_within_the_output_budget(run):
     sizes = {
         student: path.stat().st_size
         for student, _ in ROSTER
-        if (path := run.course / "autograded" / student / LESSON / f"{LESSON}.ipynb").is_file()
+        if (path := run.course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb").is_file()
     }
     submitted = len(solution_notebook(LESSON).read_bytes())
     over = {student: size for student, size in sizes.items() if size > budget + 2 * submitted}
@@ -269,9 +272,9 @@ def test_autograded_notebooks_stay_within_the_output_budget(run):
 
 def test_the_sandbox_is_active_here():
     """The attack tests mean something only with the namespaces and the memory cgroup on."""
-    from grader.sandbox.isolation import probe
+    from grader.sandbox.isolation import detect_protections
 
-    protections, _ = probe()
+    protections, _ = detect_protections()
     assert protections.namespaces and protections.unprivileged, protections.describe()
     assert protections.per_submission and protections.memory_cgroup, protections.describe()
     assert protections.cpu_share, protections.describe()
@@ -302,7 +305,7 @@ def test_the_grading_process_environment_never_reaches_a_submission(run):
     leaked = [
         student
         for student, _ in ROSTER
-        if (path := run.course / "autograded" / student / LESSON / f"{LESSON}.ipynb").is_file()
+        if (path := run.course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb").is_file()
         and SECRET in path.read_text(errors="replace")
     ]
     assert leaked == []

@@ -7,8 +7,9 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from answer_runs import try_answers
+from answer_runs import SEED, tried_by_lesson
 
+from grader.cells import by_grade_id, is_answer
 from grader.course import lessons, solution_notebook
 from grader.judging.verdict import verdict
 
@@ -20,33 +21,16 @@ def _wrong_answers(lesson: str) -> list[dict]:
     return yaml.safe_load(path.read_text()) if path.exists() else []
 
 
-def _cells_by_grade_id(nb) -> dict:
-    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
-
-
-SEED = 20261123
-
-
 @pytest.fixture(scope="module")
 def wrong_answer_runs(tmp_path_factory):
-    """Each lesson's wrong answers tried once, on first use: lesson -> one result per answer."""
-    runs: dict[str, list[dict]] = {}
-
-    def run(lesson: str) -> list[dict]:
-        if lesson not in runs:
-            folder = tmp_path_factory.mktemp(lesson)
-            runs[lesson] = try_answers(lesson, _wrong_answers(lesson), SEED, folder)
-        return runs[lesson]
-
-    return run
+    """Each lesson's wrong answers tried once, on first use."""
+    return tried_by_lesson(_wrong_answers, tmp_path_factory)
 
 
 def test_every_exercise_has_three_typical_wrong_answers(lesson):
     """Each answer cell of the lesson is exercised by at least three wrong answers."""
     nb = nbformat.read(solution_notebook(lesson), as_version=4)
-    answer_cells = {
-        gid for gid, c in _cells_by_grade_id(nb).items() if c.metadata["nbgrader"]["solution"]
-    }
+    answer_cells = {gid for gid, c in by_grade_id(nb).items() if is_answer(c)}
     counts = Counter(a["cell"] for a in _wrong_answers(lesson))
     assert {cell: counts[cell] for cell in answer_cells if counts[cell] < 3} == {}
 

@@ -37,7 +37,7 @@ def test_release_rejects_an_unknown_lesson(tmp_path):
     """Naming a lesson that does not exist is a clear error that lists the known ones."""
     import pytest
 
-    from grader.commands.release import ReleaseError
+    from grader.course import NoSuchLesson
 
-    with pytest.raises(ReleaseError, match="no such lesson: 99_nope"):
+    with pytest.raises(NoSuchLesson, match="no such lesson: 99_nope"):
         release(["99_nope"], into=tmp_path, record=False)

@@ -6,9 +6,10 @@ import nbformat
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.cells import autograded_tests
 from grader.course import solution_notebook
 from grader.judging.reference import probes_file
-from grader.judging.verdict import ADVICE, autograded_tests, judge_tests, verdict
+from grader.judging.verdict import ADVICE, judge_tests, verdict
 from grader.probing import load_probes
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}

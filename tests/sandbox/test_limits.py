@@ -9,7 +9,9 @@ from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submi
 
 from grader.cli import main
 from grader.grading.lesson import scores_of
-from grader.sandbox.isolation import probe
+from grader.sandbox.isolation import detect_protections
+
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
 SLEEP_8_S = "import time\ntime.sleep(8)\n"
 TWO_SLEEPS = "import time\ntime.sleep(2)\n"
@@ -42,7 +44,7 @@ for offset in range(0, size, mmap.PAGESIZE):
 
 
 def _grade(course, student: str, *flags: str):
-    args = ["autograde", LESSON, "--course-dir", str(course), "--student", student, "--force"]
+    args = ["autograde", LESSON, "--course-dir", str(course.root), "--student", student, "--force"]
     assert main([*args, "--jobs", "1", *flags]) == 0
     (result,) = scores_of(course, LESSON, [student])
     return result
@@ -76,7 +78,7 @@ def test_notebook_timeout_reaches_the_sandbox(course):
 
 def test_this_machine_limits_memory_over_the_whole_submission():
     """The tests below mean something only where the memory cgroup is available (CI has it)."""
-    protections = probe()[0]
+    protections = detect_protections()[0]
     assert protections.memory_cgroup, protections.describe()
     assert "cgroup" in protections.describe()
 
@@ -115,7 +117,7 @@ for pid in children:
 def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     """A submission's busy processes are throttled to the sandbox's CPU share (one core by
     default), so the other core stays for the submission another worker grades meanwhile."""
-    from grader.grading import lesson as grading
+    from grader.grading.lesson import GradingSession, autograde
     from grader.sandbox.isolation import Limits
 
     course = new_course(tmp_path / "course")
@@ -123,11 +125,12 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     # A share below one core, so the four processes exceed it even on a machine whose other
     # work leaves them less than a core: the throttling shows however busy the machine is.
     limits = Limits(cell_seconds=20, notebook_seconds=60, cpu_cores=0.4)
-    (result,) = grading.autograde(course, LESSON, ["busy"], jobs=1, limits=limits)
-    assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
-    share = grading._workers(limits).sandbox.cpu
-    assert share is not None, probe()[0].describe()
-    period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
-    assert int(quota) == int(int(period) * 0.4) and Limits().cpu_cores == 1.0
-    stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
-    assert int(stat["nr_throttled"]) > 0
+    with GradingSession(limits, jobs=1) as session:
+        (result,) = autograde(course, LESSON, ["busy"], session=session)
+        assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
+        share = session.warm.get().sandbox.cpu
+        assert share is not None, detect_protections()[0].describe()
+        period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
+        assert int(quota) == int(int(period) * 0.4) and Limits().cpu_cores == 1.0
+        stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
+        assert int(stat["nr_throttled"]) > 0

@@ -10,14 +10,17 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from pinned_scores import PINNED
 
 from grader.commands.export import export
 from grader.commands.init import init_course
-from grader.course import EXAMPLE_CLASS
-from grader.grading.lesson import autograde
+from grader.course import EXAMPLE_CLASS, Course
+from grader.grading.lesson import Result, autograde
+
+pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
 LESSONS = ["01_tensors_and_requires_grad", "04_retain_graph_and_accumulation"]
 
@@ -58,6 +61,13 @@ def postgres_url():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class Graded(NamedTuple):
+    """A course graded into PostgreSQL, and its results."""
+
+    course: Course
+    results: list[Result]
+
+
 @pytest.fixture(scope="module")
 def graded(postgres_url, tmp_path_factory):
     """The example class's first and fourth lessons, graded into PostgreSQL with two jobs."""
@@ -69,15 +79,15 @@ def graded(postgres_url, tmp_path_factory):
     )
     for student in (EXAMPLE_CLASS / "submitted").iterdir():
         for lesson in LESSONS:
-            shutil.copytree(student / lesson, course / "submitted" / student.name / lesson)
-    results = [r for lesson in LESSONS for r in autograde(course, lesson, jobs=2)]
-    return course, results
+            shutil.copytree(student / lesson, course.root / "submitted" / student.name / lesson)
+    results = autograde(course, LESSONS, jobs=2)
+    return Graded(course, results)
 
 
 def test_the_gradebook_is_the_postgresql_database(graded):
     """No SQLite file appears: nbgrader and the outcomes table both use the URL."""
     course, _ = graded
-    assert not (course / "gradebook.db").exists()
+    assert not (course.root / "gradebook.db").exists()
 
 
 def test_grades_in_postgresql_are_the_pinned_scores(graded):
@@ -92,7 +102,7 @@ def test_grades_in_postgresql_are_the_pinned_scores(graded):
 def test_a_rerun_against_postgresql_grades_nothing_again(graded):
     """Outcomes recorded in PostgreSQL let a second run skip every submission."""
     course, results = graded
-    notebooks = sorted((course / "autograded").glob(f"*/{LESSONS[0]}/*.ipynb"))
+    notebooks = sorted((course.root / "autograded").glob(f"*/{LESSONS[0]}/*.ipynb"))
     written = [p.stat().st_mtime_ns for p in notebooks]
     again = autograde(course, LESSONS[0], jobs=2)
     assert [p.stat().st_mtime_ns for p in notebooks] == written

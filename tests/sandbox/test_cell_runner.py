@@ -1,0 +1,237 @@
+"""CellRunner records a cell's outputs as an IPython kernel would send them, within its limits.
+
+One runner serves the whole module: its IPython shell is a process-wide singleton. The tests
+do not depend on execution counts, except the ones that check them.
+"""
+
+import sys
+
+import pytest
+
+from grader.sandbox import cell_runner
+from grader.sandbox.cell_runner import MAX_OUTPUTS, OUTPUT_OVERHEAD, CellRunner
+from grader.sandbox.client import _outputs
+
+LIMIT = 200  # a small output limit, for the tests of the limit
+
+
+def _notice(limit: int) -> dict:
+    return {
+        "output_type": "stream",
+        "name": "stderr",
+        "text": f"[output cut by the grader: over {limit} bytes or {MAX_OUTPUTS} outputs]\n",
+    }
+
+
+def _stream(name: str, text: str) -> dict:
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+@pytest.fixture(scope="module")
+def runner():
+    """One CellRunner; afterwards the shell singleton, __main__ and matplotlib are put back."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    if InteractiveShell.initialized() and not isinstance(
+        InteractiveShell.instance(), cell_runner._Shell
+    ):
+        InteractiveShell.clear_instance()  # another test's plain shell would refuse ours
+    main = sys.modules["__main__"]
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    backend, interactive = matplotlib.get_backend(), matplotlib.is_interactive()
+    made = CellRunner()
+    yield made
+    plt.close("all")
+    plt.switch_backend(backend)
+    matplotlib.interactive(interactive)
+    cell_runner._Shell.clear_instance()
+    sys.modules["__main__"] = main
+
+
+@pytest.fixture
+def limited(runner):
+    """The runner with an output limit of LIMIT bytes for one test."""
+    default = runner.output_limit
+    runner.output_limit = LIMIT
+    yield runner
+    runner.output_limit = default
+
+
+def test_print_gives_one_stdout_stream(runner):
+    """Several prints in a cell become a single stdout stream output, and the cell did not fail."""
+    outputs, _, failed = runner.run("print('a')\nprint('b', end='')\nprint('c')")
+    assert outputs == [_stream("stdout", "a\nbc\n")]
+    assert failed is False
+
+
+def test_explicit_flushes_merge_into_the_same_stream_output(runner):
+    """Text flushed in several pieces with nothing between them is merged into one output."""
+    outputs, _, _ = runner.run("import sys\nprint('a')\nsys.stdout.flush()\nprint('b')")
+    assert outputs == [_stream("stdout", "a\nb\n")]
+
+
+def test_stdout_is_sent_before_stderr_around_a_display(runner):
+    """At a display and at the end, buffered stdout goes out before buffered stderr."""
+    source = (
+        "import sys\n"
+        "from IPython.display import display\n"
+        "print('e1', file=sys.stderr)\n"
+        "print('o1')\n"
+        "display('shown')\n"
+        "print('e2', file=sys.stderr)\n"
+        "print('o2')\n"
+    )
+    outputs, _, _ = runner.run(source)
+    assert [(o["output_type"], o.get("name"), o.get("text")) for o in outputs] == [
+        ("stream", "stdout", "o1\n"),
+        ("stream", "stderr", "e1\n"),
+        ("display_data", None, None),
+        ("stream", "stdout", "o2\n"),
+        ("stream", "stderr", "e2\n"),
+    ]
+
+
+def test_a_final_expression_gives_an_execute_result_with_the_cells_count(runner):
+    """The value of the last line is an execute_result numbered with the cell's execution count."""
+    outputs, count, failed = runner.run("print('first')\n6 * 7")
+    assert isinstance(count, int)
+    assert outputs == [
+        _stream("stdout", "first\n"),
+        {
+            "output_type": "execute_result",
+            "data": {"text/plain": "42"},
+            "metadata": {},
+            "execution_count": count,
+        },
+    ]
+    assert failed is False
+
+
+def test_execution_counts_go_up_by_one_per_cell(runner):
+    """Each run cell takes the next execution count, as in a kernel."""
+    counts = [runner.run("x = 1")[1] for _ in range(3)]
+    assert counts == [counts[0], counts[0] + 1, counts[0] + 2]
+
+
+@pytest.mark.parametrize(
+    "source", ["6 * 7;", "None", "x = 6 * 7"], ids=["semicolon", "none", "assignment"]
+)
+def test_a_cell_without_a_shown_value_has_no_execute_result(runner, source):
+    """A trailing semicolon, a None value or an assignment gives no output at all."""
+    assert runner.run(source)[0] == []
+
+
+def test_display_gives_display_data_with_every_format(runner):
+    """display() of a rich object is one display_data holding its formats, without a count."""
+    source = "from IPython.display import HTML, display\ndisplay(HTML('<b>bold</b>'))"
+    outputs, _, _ = runner.run(source)
+    assert len(outputs) == 1
+    (shown,) = outputs
+    assert shown["output_type"] == "display_data"
+    assert shown["data"]["text/html"] == "<b>bold</b>"
+    assert "text/plain" in shown["data"]
+    assert shown["metadata"] == {} and "execution_count" not in shown
+
+
+def test_an_exception_gives_an_error_output_and_a_failed_cell(runner):
+    """A raised exception is an error output with its name, value and traceback, after the
+    text printed before it, and the cell is reported as failed."""
+    outputs, _, failed = runner.run("print('before')\nraise ValueError('bad value')\nprint('no')")
+    assert failed is True
+    assert outputs[0] == _stream("stdout", "before\n")
+    error = outputs[1]
+    assert (error["output_type"], error["ename"], error["evalue"]) == (
+        "error",
+        "ValueError",
+        "bad value",
+    )
+    assert error["traceback"] and all(isinstance(line, str) for line in error["traceback"])
+    assert len(outputs) == 2
+
+
+def test_a_syntax_error_fails_the_cell_before_anything_runs(runner):
+    """A cell that does not compile gives one SyntaxError output and runs none of its lines."""
+    outputs, _, failed = runner.run("print('never')\ndef broken(:\n    pass")
+    assert failed is True
+    assert [(o["output_type"], o.get("ename")) for o in outputs] == [("error", "SyntaxError")]
+
+
+def test_output_up_to_the_limit_is_kept_without_a_notice(limited):
+    """Text whose size plus the per-output overhead is exactly the limit is kept whole."""
+    text = "x" * (LIMIT - OUTPUT_OVERHEAD - 1)  # print adds the newline
+    outputs, _, failed = limited.run(f"print({text!r})")
+    assert outputs == [_stream("stdout", text + "\n")]
+    assert limited.outputs.truncated is False and failed is False
+
+
+def test_output_one_byte_over_the_limit_is_cut_and_the_notice_appended(limited):
+    """One byte more is dropped, and the grader's notice on stderr says the output was cut."""
+    text = "x" * (LIMIT - OUTPUT_OVERHEAD)
+    outputs, _, failed = limited.run(f"print({text!r})")
+    assert outputs == [_notice(LIMIT)]
+    assert limited.outputs.truncated is True and failed is False
+
+
+def test_text_merged_past_the_limit_is_cut_after_what_fitted(limited):
+    """Stream text that would grow an earlier output past the limit is dropped; the part that
+    fitted stays, and the notice follows it."""
+    source = "import sys\nprint('a' * 50)\nsys.stdout.flush()\nprint('b' * 200)"
+    outputs, _, _ = limited.run(source)
+    assert outputs == [_stream("stdout", "a" * 50 + "\n"), _notice(LIMIT)]
+
+
+def test_each_cell_has_an_output_limit_of_its_own(limited):
+    """After a cell that went over the limit, a small cell's output is kept with no notice."""
+    assert limited.run("print('y' * 1000)")[0][-1] == _notice(LIMIT)
+    assert limited.run("print('small')")[0] == [_stream("stdout", "small\n")]
+
+
+def test_a_cell_with_max_outputs_displays_keeps_them_all(runner):
+    """Exactly MAX_OUTPUTS displays are all kept, with no notice."""
+    source = f"from IPython.display import display\nfor i in range({MAX_OUTPUTS}): display(i)"
+    outputs, _, _ = runner.run(source)
+    assert [o["data"]["text/plain"] for o in outputs] == [str(i) for i in range(MAX_OUTPUTS)]
+    assert runner.outputs.truncated is False
+
+
+def test_displays_past_max_outputs_are_dropped_and_the_notice_is_last(runner):
+    """Displays after the first MAX_OUTPUTS are dropped, and the last output is the notice."""
+    source = f"from IPython.display import display\nfor i in range({MAX_OUTPUTS + 5}): display(i)"
+    outputs, _, _ = runner.run(source)
+    shown = [o["data"]["text/plain"] for o in outputs if o["output_type"] == "display_data"]
+    assert shown == [str(i) for i in range(len(shown))] and len(shown) <= MAX_OUTPUTS
+    assert outputs[-1] == _notice(runner.output_limit)
+    assert runner.outputs.truncated is True
+
+
+def test_the_notice_of_a_flooded_cell_survives_the_grading_sides_output_cut(runner):
+    """A cell over MAX_OUTPUTS returns at most MAX_OUTPUTS outputs, so that the grading side
+    (which keeps only the first MAX_OUTPUTS) still shows the grader's notice."""
+    source = f"from IPython.display import display\nfor i in range({MAX_OUTPUTS + 5}): display(i)"
+    outputs, _, _ = runner.run(source)
+    assert len(outputs) <= MAX_OUTPUTS, f"{len(outputs)} outputs, over MAX_OUTPUTS"
+    kept = _outputs(outputs)
+    assert kept[-1]["output_type"] == "stream" and "output cut by the grader" in kept[-1]["text"]
+
+
+def test_clear_output_removes_the_outputs_shown_before_it(runner):
+    """clear_output() drops the cell's earlier outputs; what comes after it is kept."""
+    source = (
+        "from IPython.display import clear_output, display\n"
+        "display('old')\n"
+        "clear_output()\n"
+        "display('new')\n"
+    )
+    outputs, _, _ = runner.run(source)
+    assert [o["data"]["text/plain"] for o in outputs] == ["'new'"]
+
+
+def test_clear_output_also_clears_text_printed_just_before_it(runner):
+    """Text printed before clear_output() is cleared too: ipykernel flushes the streams first."""
+    source = (
+        "from IPython.display import clear_output\nprint('old')\nclear_output()\nprint('new')\n"
+    )
+    outputs, _, _ = runner.run(source)
+    assert outputs == [_stream("stdout", "new\n")]
