@@ -4,7 +4,8 @@ import torch
 
 
 def test_make_leaf(student, observe, draw):
-    values = [draw.integer(-9, 9) for _ in range(draw.integer(2, 6))]
+    # No zeros: all-zero values would let `torch.zeros(len(values), requires_grad=True)` pass.
+    values = [draw.integer(1, 9) * draw.choice([-1, 1]) for _ in range(draw.integer(2, 6))]
     leaf = student.make_leaf(values)
     observe("make_leaf(values)", leaf)
     observe("make_leaf(values).is_leaf", leaf.is_leaf)

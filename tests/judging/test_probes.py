@@ -139,3 +139,22 @@ def test_a_disagreeing_probe_tells_the_student_what_to_do():
     assert "is not what a correct answer gives" in shown and shown.endswith(ADVICE)
     assert "compute the result from its inputs" in ADVICE
     assert ADVICE not in nb.cells[1].outputs[-1].evalue  # no probe: the instructor's problem
+
+
+def test_make_leaf_is_never_probed_with_values_a_zeros_answer_matches():
+    """Lesson 1's probe draws no all-zero values, for any seed: an answer returning
+    `torch.zeros(len(values))` could otherwise pass on an unlucky seed."""
+    import torch
+
+    from grader.probing import run_probe
+
+    probes = load_probes(probes_file("01_tensors_and_requires_grad").read_text())
+    drawn = []
+
+    def make_leaf(values):
+        drawn.append(list(values))
+        return torch.tensor(values, dtype=torch.float32, requires_grad=True)
+
+    for seed in range(3000):
+        run_probe(probes, "test_make_leaf", {"make_leaf": make_leaf}, seed)
+    assert len(drawn) == 3000 and all(any(v != 0 for v in values) for values in drawn)
