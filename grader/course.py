@@ -91,11 +91,20 @@ class Course:
 
     def config(self, **overrides: dict) -> Config:
         """The course's nbgrader configuration, with `overrides` ({section: {key: value}})."""
-        return nbgrader_config(self.root, **overrides)
+        home = self.root if is_course(self.root) else REPO_ROOT
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(home)).load_config()
+        config.CourseDirectory.root = str(self.root.resolve())
+        config.CourseDirectory.source_directory = str(SOLUTIONS)
+        for section, values in overrides.items():
+            for key, value in values.items():
+                config[section][key] = value
+        return config
 
     def api(self, **overrides: dict) -> NbGraderAPI:
         """nbgrader's Python API over this course, configured with `overrides`."""
-        return nbgrader_api(self.config(**overrides))
+        _put_environment_on_path()
+        config = self.config(**overrides)
+        return NbGraderAPI(CourseDirectory(config=config), config=config)
 
     @cached_property
     def db_url(self) -> str:
@@ -110,21 +119,3 @@ class Course:
         """The students with a submission folder for `lesson`, sorted."""
         root = self.root / "submitted"
         return sorted(p.parent.name for p in root.glob(f"*/{lesson}") if p.is_dir())
-
-
-def nbgrader_config(course_dir: Path = REPO_ROOT, **overrides: dict) -> Config:
-    """The nbgrader configuration of the course at `course_dir`, with `overrides`."""
-    home = Path(course_dir) if is_course(course_dir) else REPO_ROOT
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(home)).load_config()
-    config.CourseDirectory.root = str(Path(course_dir).resolve())
-    config.CourseDirectory.source_directory = str(SOLUTIONS)
-    for section, values in overrides.items():
-        for key, value in values.items():
-            config[section][key] = value
-    return config
-
-
-def nbgrader_api(config: Config) -> NbGraderAPI:
-    """nbgrader's Python API over the course that `config` describes."""
-    _put_environment_on_path()
-    return NbGraderAPI(CourseDirectory(config=config), config=config)
