@@ -121,6 +121,7 @@ def _demo(args) -> int:
 def parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per instructor task."""
     from grader.commands.demo import DEFAULT_OUT
+    from grader.grading.lesson import GradingEngine
 
     top = argparse.ArgumentParser(prog="grader", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -151,7 +152,7 @@ def parser() -> argparse.ArgumentParser:
     auto.add_argument("--all", action="store_true", help="every lesson")
     auto.add_argument("--course-dir", type=Path, help=COURSE_HELP)
     auto.add_argument("--student", action="append", help="only this student (repeatable)")
-    auto.add_argument("--engine", choices=["fast", "nbgrader"], default="fast")
+    auto.add_argument("--engine", choices=[e.value for e in GradingEngine], default="fast")
     auto.add_argument("--jobs", type=int, help="submissions graded at once (default: cores)")
     auto.add_argument("--force", action="store_true", help="regrade already graded work")
     auto.add_argument("--cell-timeout", type=float, default=30.0, help="seconds per cell")

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 -- the backend must be chosen first
 import nbformat  # noqa: E402
 
+from grader.cells import grade_id, is_graded  # noqa: E402
 from grader.commands.export import grade_rows  # noqa: E402
 from grader.course import Course  # noqa: E402
 
@@ -29,13 +30,12 @@ def _explanations(path: Path) -> Counter:
     """The failure explanations in one autograded notebook's test cells."""
     found: Counter = Counter()
     for cell in nbformat.read(path, as_version=4).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if not meta.get("grade") or cell.cell_type != "code":
+        if not is_graded(cell) or cell.cell_type != "code":
             continue
         for out in cell.outputs:
             if out.output_type == "error":
                 first = (out.evalue or out.ename).splitlines()[0] if out.evalue else out.ename
-                found[(path.parent.name, meta["grade_id"], f"{out.ename}: {first}")] += 1
+                found[(path.parent.name, grade_id(cell), f"{out.ename}: {first}")] += 1
     return found
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import nbformat
 
+from grader.cells import grade_id
 from grader.grading.outcomes import Outcome
 
 SIZE_LIMIT = 50 * 1024**2
@@ -100,5 +101,5 @@ def extra_notebooks(folder: Path, lesson: str) -> list[str]:
 def deleted_tests(folder: Path, lesson: str, grade_ids: list[str]) -> list[str]:
     """The lesson's test cells missing from a (readable) submission."""
     nb = nbformat.read(Path(folder) / f"{lesson}.ipynb", as_version=4)
-    present = {str(c.metadata.get("nbgrader", {}).get("grade_id")) for c in nb.cells}
-    return [grade_id for grade_id in grade_ids if grade_id not in present]
+    present = {grade_id(c) for c in nb.cells}
+    return [test for test in grade_ids if test not in present]
