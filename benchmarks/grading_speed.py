@@ -3,9 +3,11 @@
     .venv/bin/python benchmarks/grading_speed.py [--stock-students 4] [--sizes 20 100 500]
 
 Builds a class from the bundled example class (full, partial and blank work alike), grades the
-same submissions with both engines in this run, and prints seconds per notebook, the ratio,
-the peak memory of the whole grading process tree, and whether every grade is identical. Then
-it grades classes of growing size with the fast engine to show how the time grows.
+same submissions with both engines in this run (every lesson in one call, as `grader
+autograde --all` does), and prints seconds per notebook, the ratio, the peak memory of the
+whole grading process tree, whether every grade is identical, and the seconds per notebook of
+each step (start-up, fork, student cells, probes, reference, judge, nbgrader steps, gradebook,
+bookkeeping). Then it grades classes of growing size with the fast engine.
 """
 
 import argparse
@@ -22,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader.commands.export import grade_rows  # noqa: E402
 from grader.commands.init import init_course  # noqa: E402
 from grader.course import EXAMPLE_CLASS, Course, lessons  # noqa: E402
-from grader.grading.lesson import autograde  # noqa: E402
+from grader.grading.lesson import grade_submissions  # noqa: E402
+from grader.timings import Timings  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())
 
@@ -88,14 +91,25 @@ def _pss(pid: int) -> int:
     return 0
 
 
-def grade_all(course: Course, engine: str, jobs: int | None) -> tuple[float, int]:
-    """Grade every lesson; return (seconds, peak bytes)."""
+def grade_all(course: Course, engine: str, jobs: int | None) -> tuple[float, int, Timings]:
+    """Grade every lesson in one call; return (seconds, peak bytes, seconds per step summed
+    over the submissions)."""
     with PeakMemory() as memory:
         started = time.perf_counter()
-        for lesson in lessons():
-            autograde(course, lesson, engine=engine, jobs=jobs, force=True)
+        reports = grade_submissions(course, lessons(), engine=engine, jobs=jobs, force=True)
         seconds = time.perf_counter() - started
-    return seconds, memory.peak
+    steps = Timings()
+    for report in reports:
+        for name, spent in report.timings.items():
+            steps.add(name, spent)
+    return seconds, memory.peak, steps
+
+
+def print_steps(steps: Timings, notebooks: int) -> None:
+    """Each step's seconds per notebook (summed over every worker, so they add up to more
+    than the wall clock when several workers grade at once)."""
+    for name, spent in sorted(steps.items(), key=lambda item: -item[1]):
+        print(f"    {name:15s} {spent / notebooks:.3f} s/notebook")
 
 
 def grades(course: Course) -> dict:
@@ -125,8 +139,8 @@ def main() -> None:
     )
     stock_course = build_class(work / "stock", args.stock_students)
     fast_course = build_class(work / "fast", args.stock_students)
-    stock_s, stock_mem = grade_all(stock_course, "nbgrader", 1)
-    fast_s, fast_mem = grade_all(fast_course, "fast", args.jobs)
+    stock_s, stock_mem, stock_steps = grade_all(stock_course, "nbgrader", 1)
+    fast_s, fast_mem, fast_steps = grade_all(fast_course, "fast", args.jobs)
     same = grades(stock_course) == grades(fast_course)
     print(
         f"stock nbgrader autograde: {stock_s / notebooks:.3f} s/notebook, "
@@ -137,14 +151,20 @@ def main() -> None:
         f"peak {fast_mem / 1e9:.2f} GB"
     )
     print(f"speed-up: {stock_s / fast_s:.1f}x; all grades identical: {same}")
+    print("  stock, per step:")
+    print_steps(stock_steps, notebooks)
+    print("  fast, per step:")
+    print_steps(fast_steps, notebooks)
     for size in args.sizes:
         course = build_class(work / f"n{size}", size)
-        seconds, peak = grade_all(course, "fast", args.jobs)
+        seconds, peak, steps = grade_all(course, "fast", args.jobs)
         count = size * len(lessons())
         print(
             f"fast engine, {size:4d} students ({count:5d} notebooks): {seconds:7.1f} s, "
-            f"{seconds / count:.3f} s/notebook, peak {peak / 1e9:.2f} GB"
+            f"{seconds / count:.3f} s/notebook ({stock_s / notebooks / (seconds / count):.1f}x "
+            f"stock), peak {peak / 1e9:.2f} GB"
         )
+        print_steps(steps, count)
     shutil.rmtree(work, ignore_errors=True)
 
 

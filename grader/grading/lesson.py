@@ -11,7 +11,7 @@ import multiprocessing
 import os
 import queue
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from grader.grading.database import share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
 from grader.grading.outcomes import Outcome
 from grader.sandbox.isolation import Limits
+from grader.timings import Timings
 
 
 class GradingEngine(StrEnum):
@@ -55,6 +56,7 @@ class SubmissionReport:
     lateness: str = ""
     not_graded: tuple[str, ...] = ()  # notebooks beside the lesson's, not graded
     deleted_tests: tuple[str, ...] = ()  # test cells the student deleted, scored 0
+    timings: Timings = field(default_factory=Timings, compare=False)  # seconds per step
 
     def notes(self) -> str:
         """Everything the instructor should know, in one line."""
@@ -160,24 +162,28 @@ def grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
 def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
     share_engines_with_nbgrader()
     folder = task.course.submission(task.student, task.lesson)
-    api = _api(task)
-    stamp = fingerprint(folder)
-    found = submission_check.problem(folder, task.lesson)
+    timings = Timings()
+    with timings.step("bookkeeping"):
+        api = _api(task)
+        stamp = fingerprint(folder)
+        found = submission_check.problem(folder, task.lesson)
     if found is not None:
         report = SubmissionReport(task.student, task.lesson, *found)
         _zero(api, task.lesson, task.student)
     else:
         report = _run(api, task, warm)
-        with api.gradebook as gb:
+        with timings.step("bookkeeping"), api.gradebook as gb:
             wanted = [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
         report = replace(
             report,
             not_graded=tuple(submission_check.extra_notebooks(folder, task.lesson)),
             deleted_tests=tuple(submission_check.deleted_tests(folder, task.lesson, wanted)),
         )
-    outcomes.record(
-        task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
-    )
+    with timings.step("bookkeeping"):
+        outcomes.record(
+            task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
+        )
+    report.timings.update(timings)  # the run's own steps are in already
     return report
 
 
@@ -187,23 +193,29 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
         from grader.grading.submission import autograde_submission
 
         try:
-            run = autograde_submission(api.coursedir, api.config, lesson, student, warm.get())
+            started = Timings()
+            with started.step("start-up"):
+                workers = warm.get()
+            run = autograde_submission(api.coursedir, api.config, lesson, student, workers)
+            run.timings.add("start-up", started["start-up"])
         except Exception as error:  # recorded as the outcome: one submission never stops a class
             _zero(api, lesson, student)
             return SubmissionReport(
                 student, lesson, Outcome.NOT_GRADED, f"{type(error).__name__}: {error}"
             )
+        lateness = _lateness(api, lesson, student)
         return SubmissionReport(
-            student, lesson, run.outcome, run.detail, run.unjudged, _lateness(api, lesson, student)
+            student, lesson, run.outcome, run.detail, run.unjudged, lateness, timings=run.timings
         )
-    result = api.autograde(lesson, student)
+    timings = Timings()
+    with timings.step("nbgrader steps"):
+        result = api.autograde(lesson, student)
     if not result["success"]:
         _zero(api, lesson, student)
         detail = _last_line(result.get("error") or result.get("log"))
-        return SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
-    return SubmissionReport(
-        student, lesson, Outcome.GRADED, lateness=_lateness(api, lesson, student)
-    )
+        return SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail, timings=timings)
+    lateness = _lateness(api, lesson, student)
+    return SubmissionReport(student, lesson, Outcome.GRADED, lateness=lateness, timings=timings)
 
 
 def _serve(tasks, reports, limits: Limits) -> None:
@@ -284,9 +296,9 @@ class GradingSession:
         self.warm.stop()
 
 
-def autograde(
+def grade_submissions(
     course: Course,
-    lessons: str | list[str],
+    lessons: list[str],
     students: list[str] | None = None,
     *,
     engine: GradingEngine | str = GradingEngine.FAST,
@@ -295,8 +307,8 @@ def autograde(
     force: bool = False,
     progress: bool = False,
     session: GradingSession | None = None,
-) -> list[Result]:
-    """Grade each student's submission of each lesson; a failure is recorded, never raised.
+) -> list[SubmissionReport]:
+    """Grade each student's submission of each lesson and report on each one graded now.
 
     Without `force`, a submission whose outcome is already recorded for its current files is
     not graded again, so a run that was killed can simply be started again. Lessons graded in
@@ -304,14 +316,12 @@ def autograde(
     made for this call with `jobs` worker processes (default: one per core).
     """
     engine = GradingEngine(engine)
-    lessons = [lessons] if isinstance(lessons, str) else list(lessons)
     limits = limits or (session.limits if session else Limits())
     recorded = outcomes.read_all(course.db_url)
-    chosen = {lesson: students or course.submitted_students(lesson) for lesson in lessons}
     tasks = [
         GradingTask(course, lesson, student, engine, limits)
         for lesson in lessons
-        for student in chosen[lesson]
+        for student in students or course.submitted_students(lesson)
         if force
         or recorded.get((lesson, student), ("", "", ""))[2]
         != fingerprint(course.submission(student, lesson))
@@ -321,8 +331,21 @@ def autograde(
     with bar, contextlib.ExitStack() as stack:
         if session is None or session.limits != limits:
             session = stack.enter_context(GradingSession(limits, jobs))
-        session.grade(tasks, bar)
-    return [r for lesson in lessons for r in scores_of(course, lesson, chosen[lesson])]
+        return session.grade(tasks, bar)
+
+
+def autograde(
+    course: Course, lessons: str | list[str], students: list[str] | None = None, **options
+) -> list[Result]:
+    """Grade the lessons' submissions (see `grade_submissions` for the options); return every
+    chosen student's score and outcome, graded now or before, from the gradebook."""
+    lessons = [lessons] if isinstance(lessons, str) else list(lessons)
+    grade_submissions(course, lessons, students, **options)
+    return [
+        result
+        for lesson in lessons
+        for result in scores_of(course, lesson, students or course.submitted_students(lesson))
+    ]
 
 
 def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:

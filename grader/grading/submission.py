@@ -26,6 +26,7 @@ from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging.reference import ReferenceServer, probes_file
 from grader.judging.verdict import Verdict, judge_tests
 from grader.sandbox.client import Sandbox, apply_run, folder_files
+from grader.timings import Timings
 
 
 @dataclass
@@ -48,6 +49,7 @@ class GradedRun:
     outcome: Outcome
     detail: str
     unjudged: tuple[str, ...]
+    timings: Timings  # seconds per step of this submission's grading
 
 
 def autograde_submission(
@@ -58,18 +60,19 @@ def autograde_submission(
     The submission's probes draw their inputs from a seed chosen here for it alone, and the
     reference server gives the solution's observations for the same seed.
     """
+    timings = Timings()
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
-    if target.exists():
-        shutil.rmtree(target)
-    _copy_regular_files(source, target)
-    for extra in Path(coursedir.format_path(coursedir.source_directory, ".", lesson)).iterdir():
-        ignored = any(fnmatch(extra.name, pattern) for pattern in coursedir.ignore)
-        if extra.is_file() and extra.suffix != ".ipynb" and not ignored:
-            shutil.copy(extra, target / extra.name)
+    with timings.step("copy"):
+        if target.exists():
+            shutil.rmtree(target)
+        _copy_regular_files(source, target)
+        for extra in Path(coursedir.format_path(coursedir.source_directory, ".", lesson)).iterdir():
+            ignored = any(fnmatch(extra.name, pattern) for pattern in coursedir.ignore)
+            if extra.is_file() and extra.suffix != ".ipynb" and not ignored:
+                shutil.copy(extra, target / extra.name)
     timestamp = coursedir.get_existing_timestamp(str(source))
     path = target / f"{lesson}.ipynb"
-    nb = nbformat.read(path, as_version=4)
     resources = {
         "nbgrader": {
             "notebook": lesson,
@@ -80,25 +83,34 @@ def autograde_submission(
         "metadata": {"path": str(target)},
         "unique_key": lesson,
     }
-    for step in SANITIZE:
-        nb, resources = step(config=config)(nb, resources)
+    with timings.step("nbgrader steps"):
+        nb = nbformat.read(path, as_version=4)
+        for step in SANITIZE:
+            nb, resources = step(config=config)(nb, resources)
     probes = None
     if probes_file(lesson).is_file():
         seed = secrets.randbelow(2**63)
-        workers.references.ask(lesson, seed)  # answered while the submission runs
+        with timings.step("reference"):
+            workers.references.ask(lesson, seed)  # answered while the submission runs
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
     cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     report = workers.sandbox.run(cells, folder_files(target, path.name), probes)
-    references = workers.references.answer(lesson, probes["seed"]) if probes else {}
-    apply_run(nb, report)
-    for step in AFTER_RUN:
-        nb, resources = step(config=config)(nb, resources)
-    verdicts = judge_tests(nb, references, report.probes)
-    _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config, verdicts)
-    nbformat.write(nb, path)
+    timings.update(report.timings)
+    with timings.step("reference"):
+        references = workers.references.answer(lesson, probes["seed"]) if probes else {}
+    with timings.step("nbgrader steps"):
+        apply_run(nb, report)
+        for step in AFTER_RUN:
+            nb, resources = step(config=config)(nb, resources)
+    with timings.step("judge"):
+        verdicts = judge_tests(nb, references, report.probes)
+    with timings.step("gradebook"):
+        _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config, verdicts)
+    with timings.step("nbgrader steps"):
+        nbformat.write(nb, path)
     unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
-    return GradedRun(report.outcome, report.detail, unjudged)
+    return GradedRun(report.outcome, report.detail, unjudged, timings)
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000

@@ -27,6 +27,7 @@ from grader.sandbox import cgroups, wire
 from grader.sandbox.cell_runner import MAX_OUTPUTS
 from grader.sandbox.isolation import Limits, detect_protections
 from grader.sandbox.wire import Kind
+from grader.timings import Timings
 
 FILE_LIMIT = 32 * 1024**2
 SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
@@ -41,6 +42,7 @@ class RunReport:
     detail: str = ""
     cells: dict[int, dict] = field(default_factory=dict)
     probes: dict[str, list] = field(default_factory=dict)
+    timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
 
 
 class Sandbox:
@@ -127,8 +129,10 @@ class Sandbox:
 
         `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells.
         """
+        started = Timings()
         if self.process is None or self.process.poll() is not None:
-            self.start()
+            with started.step("start-up"):
+                self.start()
         request = {
             "cells": cells,
             "files": {name: data.hex() for name, data in files.items()},
@@ -151,30 +155,37 @@ class Sandbox:
             report.detail = "the submission's processes went over the memory limit together"
         elif report.outcome == Outcome.GRADED and _ran_out_of_memory(report.cells):
             report.outcome, report.detail = Outcome.MEMORY_LIMIT, "a cell ran out of memory"
+        report.timings.update(started)
         return report
 
     def _run(self, request: dict, probes_at: dict) -> RunReport:
         request_read, request_write = os.pipe()
         report_read, report_write = os.pipe()
+        timings = Timings()
         try:
-            wire.send_fds(self.control, Kind.FORK, [request_read, report_write])
+            with timings.step("fork"):
+                wire.send_fds(self.control, Kind.FORK, [request_read, report_write])
         finally:
             os.close(request_read)
             os.close(report_write)
         try:
-            self._expect(Kind.FORKED, timeout=CONTROL_SECONDS)
+            with timings.step("fork"):
+                self._expect(Kind.FORKED, timeout=CONTROL_SECONDS)
             # If the fork died before reading it, the watch says how.
             with contextlib.suppress(BrokenPipeError):
                 wire.write_all(request_write, wire.encode(Kind.REQUEST, **request))
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
-            return _Watch(self.limits, probes_at).follow(report_read, self.control)
+            report = _Watch(self.limits, probes_at).follow(report_read, self.control)
         finally:
             os.close(report_read)
             if request_write >= 0:
                 os.close(request_write)
-            self._clean()
+            with timings.step("clean"):
+                self._clean()
+        report.timings.update(timings)
+        return report
 
     def _clean(self) -> None:
         """Have the template stop everything the submission started, before anything else."""
@@ -213,7 +224,7 @@ class _Watch:
         """Read until the submission finishes, dies, overruns a limit or breaks the protocol."""
         limits, report = self.limits, self.report
         frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000)
-        started = cell_started = time.monotonic()
+        started = cell_started = last = time.monotonic()
         exited, grace = None, None
         watched = [reports, control]
         while not self.finished:
@@ -252,8 +263,12 @@ class _Watch:
                     report.outcome = Outcome.NOT_GRADED
                     report.detail = f"the submission wrote into the grader's channel ({problem})"
                     return report
+                now = time.monotonic()
+                spent = "probes" if message.get("kind") == Kind.PROBE else "student cells"
+                report.timings.add(spent, now - last)
+                last = now
                 if message.get("kind") == Kind.START:
-                    cell_started = time.monotonic()
+                    cell_started = now
         if not self.finished and report.outcome == Outcome.GRADED:
             report.outcome = Outcome.KERNEL_DIED
             report.detail = f"{exited or 'the process ended'} in cell {self.current}"
