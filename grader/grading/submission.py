@@ -95,7 +95,7 @@ def autograde_submission(
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
     cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    report = workers.sandbox.run(cells, folder_files(target, path.name), probes)
+    report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson)
     timings.update(report.timings)
     with timings.step("reference"):
         references = workers.references.answer(lesson, probes["seed"]) if probes else {}

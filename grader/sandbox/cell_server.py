@@ -25,6 +25,7 @@ import signal
 import socket
 import stat
 import sys
+import tempfile
 import time
 import traceback
 
@@ -273,6 +274,8 @@ def _fork(runner, settings: dict, fds: list[int], control: socket.socket, cgroup
         code = 0
         try:
             control.close()
+            for fd in settings["server_fds"]:  # the lesson server's own channel is not theirs
+                os.close(fd)
             _submission(runner, settings, request_fd, report_fd, cgroup_fd)
         except BaseException:  # the grading process sees the missing "finished"; the log, why
             traceback.print_exc()
@@ -314,20 +317,20 @@ def _in_sandbox() -> bool:
     return os.environ.get("GRADER_PID_NAMESPACE") == "1"
 
 
-def _kill_leftovers(child: int) -> int:
+def _kill_leftovers(child: int, settings: dict) -> int:
     """Kill every process the submission started; return how many were still there.
 
-    In the sandbox's PID namespace that is everything but its init and us. Without one only the
-    child's session can be found (a submission that left it escapes): the namespaces are what
-    make this complete.
+    In the sandbox's PID namespace that is everything but its init and the server's own
+    processes (`settings["keep"]`). Without one only the child's session can be found (a
+    submission that left it escapes): the namespaces are what make this complete.
     """
-    if not _in_sandbox() or os.getpid() > 3:
+    if not settings["complete"]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child, signal.SIGKILL)
         return 0
-    me, killed = os.getpid(), set()
+    keep, killed = {1, *settings["keep"]}, set()
     for _ in range(200):
-        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
         if not others:
             return len(killed)
         for pid in others:
@@ -401,7 +404,7 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
                 raise wire.WireError(f"expected clean, got {message['kind']}")
             break
     os.close(pidfd)
-    left = _kill_leftovers(child)
+    left = _kill_leftovers(child, settings)
     if status is None:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(child, 0)
@@ -410,6 +413,78 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
     elif os.geteuid() == 0:
         _clear_keyrings(settings["uid"])
     wire.send_fds(control, Kind.CLEANED, [], leftovers=left)
+
+
+def _serve(control: socket.socket, runner, settings: dict, cgroup) -> tuple | None:
+    """Fork a child per submission from `runner`'s state, until asked for another lesson (return
+    that request and its descriptors) or the control socket closes (return None)."""
+    while True:
+        try:
+            message, fds = wire.receive_fds(control)
+        except (wire.WireError, OSError):
+            return None
+        if message["kind"] == Kind.FORK and len(fds) == 2:
+            mine = {**settings, "uid": submission_uid()}
+            child = _fork(runner, mine, fds, control, cgroup)
+            wire.send_fds(control, Kind.FORKED, [])
+            _attend(control, child, mine)
+        elif message["kind"] == Kind.LESSON and len(fds) == 1:
+            return message, fds
+        else:
+            for fd in fds:
+                os.close(fd)
+            return None
+
+
+def _lesson_server(request: tuple, prefixes: dict, control, runner, settings: dict, cgroup):
+    """Fork a server that runs a lesson's first cells once, then forks each submission from
+    there; wait for it, and return the next lesson request it handed back (or None).
+
+    The lesson server runs instructor code only (the released lesson's cells, sent at start-up)
+    and, like this server, never reads a request, a cell or a report of a submission.
+    """
+    message, (out,) = request
+    hand_back, handed = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            hand_back.close()
+            _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # not inherited through fork
+            sources = prefixes.get(str(message.get("lesson")), [])
+            upto = message.get("upto")
+            upto = upto if type(upto) is int and 0 <= upto <= len(sources) else 0
+            os.chdir(tempfile.mkdtemp(prefix="lesson-"))
+            cells = []
+            for source in sources[:upto]:
+                outputs, count, _ = runner.run(source)
+                cells.append({"outputs": outputs, "count": count})
+            wire.write_all(out, wire.encode(Kind.PREFIX, cells=cells))
+            os.close(out)
+            wire.send_fds(control, Kind.READY, [])
+            mine = {
+                **settings,
+                "keep": [*settings["keep"], os.getpid()],
+                "server_fds": [handed.fileno()],
+            }
+            following = _serve(control, runner, mine, cgroup)
+            if following is not None:
+                wire.send_fds(handed, following[0].pop("kind"), following[1], **following[0])
+        except BaseException:
+            traceback.print_exc()
+            code = 70
+        finally:
+            os._exit(code)
+    os.close(out)
+    handed.close()
+    os.waitpid(pid, 0)
+    hand_back.setblocking(False)
+    try:
+        following = wire.receive_fds(hand_back)
+    except (wire.WireError, OSError):  # it stopped without one
+        following = None
+    hand_back.close()
+    return following
 
 
 def main() -> None:
@@ -422,24 +497,22 @@ def main() -> None:
     settings = {
         "isolate": os.environ.get("GRADER_ISOLATE") == "1",
         "scratch_bytes": int(os.environ.get("GRADER_SCRATCH_BYTES", str(512 * 1024**2))),
+        # In the sandbox's PID namespace (this server is process 2 or 3 there) every process
+        # but the server's own can be found and stopped.
+        "complete": _in_sandbox() and os.getpid() <= 3,
+        "keep": [os.getpid()],
+        "server_fds": [],
     }
+    cgroup = int(cgroup) if cgroup else None
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     runner = _warm()
-    _warm_with(runner, wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)["sources"])
+    warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
+    _warm_with(runner, warm["sources"])
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
     wire.send_fds(control, Kind.READY, [])
-    while True:
-        try:
-            message, fds = wire.receive_fds(control)
-        except (wire.WireError, OSError):
-            return
-        if message["kind"] == Kind.FORK and len(fds) == 2:
-            mine = {**settings, "uid": submission_uid()}
-            child = _fork(runner, mine, fds, control, int(cgroup) if cgroup else None)
-            wire.send_fds(control, Kind.FORKED, [])
-            _attend(control, child, mine)
-        else:
-            return
+    request = _serve(control, runner, settings, cgroup)
+    while request is not None:  # a lesson server that stops without a request ends us too
+        request = _lesson_server(request, warm["prefixes"], control, runner, settings, cgroup)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ from grader.timings import Timings
 FILE_LIMIT = 32 * 1024**2
 SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
 CONTROL_SECONDS = 30
+PREFIX_SECONDS = 300  # a lesson's own first cells, run once per lesson
+PREFIX_LIMIT = 256 * 1024**2
 
 
 @dataclass
@@ -57,6 +59,11 @@ class Sandbox:
         self.cpu: Path | None = None
         # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
+        self.prefixes: dict[
+            str, list[str]
+        ] = {}  # lesson -> its code cells before the first exercise
+        self.shared_run: tuple[str, int] | None = None  # the lesson and cells the server ran
+        self.shared_cells: list[dict] = []  # what those cells printed
 
     def start(self) -> None:
         """Start the template and wait until it has imported torch and run the lessons' cells."""
@@ -93,7 +100,9 @@ class Sandbox:
         for fd in passed:
             os.close(fd)
         try:
-            self.process.stdin.write(wire.encode(Kind.WARM, sources=_lesson_cells()))
+            sources, self.prefixes = _released_lesson_code()
+            warm = wire.encode(Kind.WARM, sources=sources, prefixes=self.prefixes)
+            self.process.stdin.write(warm)
             self.process.stdin.close()
             self._expect(Kind.READY, timeout=300)
         except (wire.WireError, OSError, TimeoutError) as error:
@@ -109,6 +118,7 @@ class Sandbox:
 
     def stop(self) -> None:
         """Stop the template and everything in its namespaces."""
+        self.shared_run, self.shared_cells = None, []
         if self.process is not None:
             self.process.kill()
             self.process.wait()
@@ -124,17 +134,36 @@ class Sandbox:
                 self.cpu.rmdir()
             self.cpu = None
 
-    def run(self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None) -> RunReport:
+    def run(
+        self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None, lesson=None
+    ) -> RunReport:
         """Run the cells, with the files beside them, in a fresh fork; return what came back.
 
-        `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells.
+        `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells. For a
+        `lesson`, the fork starts from the server's run of the lesson's first cells, as far as
+        the submission's cells are the same, and those cells' outputs are copied.
         """
         started = Timings()
         if self.process is None or self.process.poll() is not None:
             with started.step("start-up"):
                 self.start()
+        shared = 0
+        if lesson in self.prefixes:
+            shared = _same_start(self.prefixes[lesson], [source for _, source in cells])
+            try:
+                with started.step("lesson prefix"):
+                    self._run_prefix(lesson, shared)
+            except (wire.WireError, OSError, TimeoutError):
+                self.stop()  # a server a submission before broke: start afresh, once
+                try:
+                    with started.step("lesson prefix"):
+                        self.start()
+                        self._run_prefix(lesson, shared)
+                except (wire.WireError, OSError, TimeoutError, RuntimeError) as error:
+                    self.stop()
+                    return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
         request = {
-            "cells": cells,
+            "cells": cells[shared:],
             "files": {name: data.hex() for name, data in files.items()},
             "limits": asdict(self.limits),
             "probes": probes,
@@ -156,7 +185,35 @@ class Sandbox:
         elif report.outcome == Outcome.GRADED and _ran_out_of_memory(report.cells):
             report.outcome, report.detail = Outcome.MEMORY_LIMIT, "a cell ran out of memory"
         report.timings.update(started)
+        for (index, _), ran in zip(cells[:shared], self.shared_cells, strict=True):
+            report.cells[index] = {
+                "outputs": _outputs(ran.get("outputs")),
+                "execution_count": _count(ran.get("count")),
+            }
         return report
+
+    def _run_prefix(self, lesson: str, upto: int) -> None:
+        """Have the server run `lesson`'s first `upto` cells once (if it has not already)."""
+        if self.shared_run == (lesson, upto):
+            return
+        self.shared_run, self.shared_cells = None, []
+        read, write = os.pipe()
+        try:
+            wire.send_fds(self.control, Kind.LESSON, [write], lesson=lesson, upto=upto)
+        finally:
+            os.close(write)
+        try:
+            ready, _, _ = select.select([read], [], [], PREFIX_SECONDS)
+            if not ready:
+                raise TimeoutError(f"the lesson's first cells took over {PREFIX_SECONDS} s")
+            ran = wire.receive(read, PREFIX_LIMIT)
+        finally:
+            os.close(read)
+        self._expect(Kind.READY, timeout=PREFIX_SECONDS)
+        cells = ran.get("cells")
+        if ran["kind"] != Kind.PREFIX or not isinstance(cells, list) or len(cells) != upto:
+            raise wire.WireError("the lesson's first cells did not all report")
+        self.shared_run, self.shared_cells = (lesson, upto), cells
 
     def _run(self, request: dict, probes_at: dict) -> RunReport:
         request_read, request_write = os.pipe()
@@ -352,16 +409,29 @@ def _ran_out_of_memory(cells: dict) -> bool:
     return False
 
 
-def _lesson_cells() -> list[str]:
-    """The code cells of the released lessons outside the exercises (no solutions in them)."""
+def _released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
+    """The code cells of the released lessons outside the exercises (no solutions in them),
+    and each lesson's code cells before its first exercise."""
     from grader.course import lessons, student_notebook
 
-    sources = []
+    sources, prefixes = [], {}
     for lesson in lessons():
-        for cell in nbformat.read(student_notebook(lesson), as_version=4).cells:
-            if is_lesson_code(cell):
-                sources.append(cell.source)
-    return sources
+        code = [c for c in nbformat.read(student_notebook(lesson), as_version=4).cells]
+        code = [c for c in code if c.cell_type == "code"]
+        sources += [c.source for c in code if is_lesson_code(c)]
+        first = next((i for i, c in enumerate(code) if not is_lesson_code(c)), len(code))
+        prefixes[lesson] = [c.source for c in code[:first]]
+    return sources, prefixes
+
+
+def _same_start(prefix: list[str], sources: list[str]) -> int:
+    """How many of the first cells of `sources` are the prefix's, in order."""
+    same = 0
+    for ours, theirs in zip(prefix, sources, strict=False):
+        if ours != theirs:
+            break
+        same += 1
+    return same
 
 
 def folder_files(folder: Path, notebook: str) -> dict[str, bytes]:

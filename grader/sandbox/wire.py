@@ -17,11 +17,14 @@ MAX_DEPTH = 64
 
 class Kind(StrEnum):
     """Every kind of message, named once. Grading process <-> cell server: WARM (the lesson
-    cells), READY, FORK, FORKED, CLEAN, EXITED, CLEANED; grading process -> submission: REQUEST;
+    cells), READY, LESSON (run a lesson's first cells once), PREFIX (their outputs), FORK,
+    FORKED, CLEAN, EXITED, CLEANED; grading process -> submission: REQUEST;
     submission -> grading process: START, CELL, PROBE, FINISHED; grading process <-> reference
     server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
 
     WARM = "warm"
+    LESSON = "lesson"
+    PREFIX = "prefix"
     READY = "ready"
     FORK = "fork"
     FORKED = "forked"

@@ -1,0 +1,67 @@
+"""A lesson's first cells run once per lesson in the sandbox; each submission starts from there,
+at its first cell that differs from the release, and no submission's changes reach another."""
+
+import nbformat
+import pytest
+from integrity_tools import LESSON, autograded, new_course, solution_with, submit
+
+from grader.cells import is_lesson_code
+from grader.course import solution_notebook
+from grader.grading.lesson import grade_submissions
+
+pytestmark = pytest.mark.integration
+
+CHANGES_SHARED = "plain.add_(41)\nprint('changed')"
+LOOKS_AT_SHARED = "print('plain sums to', plain.sum().item())"
+
+
+def _edited_lesson_cell() -> bytes:
+    """The solution with the lesson's second code cell (`plain = torch.ones(2, 2)`) edited."""
+    nb = nbformat.read(solution_notebook(LESSON), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[1].source.startswith("plain = torch.ones(2, 2)")
+    code[1].source = code[1].source.replace("torch.ones(2, 2)", "torch.full((2, 2), 7.0)")
+    return nbformat.writes(nb).encode()
+
+
+def _code_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_each_submission_starts_from_the_lesson_as_released(tmp_path, grading_session):
+    """a changes a tensor the lesson made; b, graded next from the same lesson run, sees it as
+    the lesson made it; c edited that lesson cell and gets its own version from there."""
+    course = new_course(tmp_path / "course", honest=None)
+    submit(course, "a_changes", solution_with(CHANGES_SHARED))
+    submit(course, "b_looks", solution_with(LOOKS_AT_SHARED))
+    submit(course, "c_edited", _edited_lesson_cell())
+    reports = grade_submissions(course, [LESSON], session=grading_session, force=True)
+    assert [(r.student, r.outcome) for r in reports] == [
+        ("a_changes", "graded"),
+        ("b_looks", "graded"),
+        ("c_edited", "graded"),
+    ]
+    seen = "".join(
+        out.get("text", "")
+        for cell in _code_cells(autograded(course, "b_looks"))
+        for out in cell.outputs
+    )
+    assert "plain sums to 4.0" in seen, seen
+    edited = _code_cells(autograded(course, "c_edited"))[1]
+    assert "7." in str(edited.outputs[0]["data"]["text/plain"]), edited.outputs
+    honest = _code_cells(autograded(course, "b_looks"))[1]
+    assert "1." in str(honest.outputs[0]["data"]["text/plain"]), honest.outputs
+
+
+def test_shared_cells_keep_their_outputs_and_counts(tmp_path, grading_session):
+    """The cells run once for the lesson have their outputs and execution counts in every
+    submission, and the submission's own cells count on from there, as in one kernel."""
+    course = new_course(tmp_path / "course")
+    (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
+    assert report.outcome == "graded" and "lesson prefix" in report.timings
+    cells = _code_cells(autograded(course, "honest"))
+    shared = next(i for i, c in enumerate(cells) if not is_lesson_code(c))
+    assert shared >= 5  # lesson 1 teaches before its first exercise
+    assert [c.execution_count for c in cells[: shared + 1]] == list(range(1, shared + 2))
+    assert cells[1].outputs[0]["output_type"] == "execute_result"  # `plain`, shown as a value
+    assert cells[1].outputs[0]["execution_count"] == 2
