@@ -65,3 +65,29 @@ def test_shared_cells_keep_their_outputs_and_counts(tmp_path, grading_session):
     assert [c.execution_count for c in cells[: shared + 1]] == list(range(1, shared + 2))
     assert cells[1].outputs[0]["output_type"] == "execute_result"  # `plain`, shown as a value
     assert cells[1].outputs[0]["execution_count"] == 2
+
+
+LISTS_SOCKETS = """\
+import os
+links = []
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        links.append(os.readlink(f'/proc/self/fd/{fd}'))
+    except OSError:
+        pass
+print('sockets:', sum(link.startswith('socket:') for link in links))
+"""
+
+
+def test_a_submission_holds_no_socket_of_the_servers(tmp_path, grading_session):
+    """The template's control socket and the lesson server's hand-back channel are closed in
+    the submission's process: it has no socket to send the servers anything on."""
+    course = new_course(tmp_path / "course", honest=None)
+    submit(course, "counts", solution_with(LISTS_SOCKETS))
+    grade_submissions(course, [LESSON], session=grading_session, force=True)
+    seen = "".join(
+        out.get("text", "")
+        for cell in _code_cells(autograded(course, "counts"))
+        for out in cell.outputs
+    )
+    assert "sockets: 0" in seen, seen
