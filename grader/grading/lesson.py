@@ -120,11 +120,13 @@ def _zero(api, lesson: str, student: str) -> None:
 
 
 class WarmProcesses:
-    """The fast engine's warm processes in one grading process: the sandbox's cell server and
-    the reference server, started on first use and kept for every submission after."""
+    """The fast engine's warm processes in one grading process: the sandbox's cell server, and
+    a reference server (`references`, a channel of a shared one, or else one of its own),
+    started on first use and kept for every submission after."""
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, references=None):
         self.limits = limits
+        self.references = references
         self._started = None
 
     def get(self):
@@ -134,7 +136,8 @@ class WarmProcesses:
             from grader.judging.reference import ReferenceServer
             from grader.sandbox.client import Sandbox
 
-            self._started = Workers(Sandbox(self.limits), ReferenceServer())
+            references = self.references or ReferenceServer()
+            self._started = Workers(Sandbox(self.limits), references)
         return self._started
 
     def stop(self) -> None:
@@ -218,9 +221,13 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
     return SubmissionReport(student, lesson, Outcome.GRADED, lateness=lateness, timings=timings)
 
 
-def _serve(tasks, reports, limits: Limits) -> None:
-    """A worker process: grade tasks from the queue with warm processes of its own."""
-    warm = WarmProcesses(limits)
+def _serve(tasks, reports, limits: Limits, references, index: int) -> None:
+    """Worker process `index`: grade tasks from the queue with a sandbox of its own and its
+    channel of the shared reference server."""
+    for other, channel in enumerate(references.channels):
+        if other != index:
+            channel.sock.close()
+    warm = WarmProcesses(limits, references.channels[index])
     try:
         for task in iter(tasks.get, None):
             reports.put(grade_one(task, warm))
@@ -229,13 +236,16 @@ def _serve(tasks, reports, limits: Limits) -> None:
 
 
 class GradingSession:
-    """Grading processes kept while several lessons are graded: their warm sandboxes and
-    reference servers are started once. Use as a context manager."""
+    """Grading processes kept while several lessons are graded: their warm sandboxes, and one
+    reference server they share, are started once. Use as a context manager."""
 
     def __init__(self, limits: Limits, jobs: int | None = None):
+        from grader.judging.reference import ReferenceServer
+
         self.limits = limits
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.warm = WarmProcesses(limits)  # for grading in this process (one job)
+        self.references = ReferenceServer(channels=self.jobs)  # for the worker processes
         self._workers: list = []
         self._queues = None
 
@@ -275,9 +285,12 @@ class GradingSession:
         if self._queues is None:
             context = multiprocessing.get_context("fork")
             self._queues = context.Queue(), context.Queue()
-            for _ in range(self.jobs):
+            self.references.start()
+            for index in range(self.jobs):
                 worker = context.Process(
-                    target=_serve, args=(*self._queues, self.limits), daemon=True
+                    target=_serve,
+                    args=(*self._queues, self.limits, self.references, index),
+                    daemon=True,
                 )
                 worker.start()
                 self._workers.append(worker)
@@ -293,6 +306,7 @@ class GradingSession:
                 if worker.is_alive():
                     worker.kill()
             self._workers, self._queues = [], None
+        self.references.stop()
         self.warm.stop()
 
 

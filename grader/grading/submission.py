@@ -23,7 +23,7 @@ from grader.cells import autograded_tests, grade_id, is_answer, is_graded
 from grader.grading.nbgrader_steps import AFTER_RUN, SANITIZE
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
-from grader.judging.reference import ReferenceServer, probes_file
+from grader.judging.reference import Observer, probes_file
 from grader.judging.verdict import Verdict, judge_tests
 from grader.sandbox.client import Sandbox, apply_run, folder_files
 from grader.timings import Timings
@@ -31,10 +31,11 @@ from grader.timings import Timings
 
 @dataclass
 class Workers:
-    """The warm processes one grading process keeps: the sandbox and the reference server."""
+    """The warm processes one grading process keeps: the sandbox, and a reference server (its
+    own, or a channel of one it shares)."""
 
     sandbox: Sandbox
-    references: ReferenceServer
+    references: Observer
 
     def stop(self) -> None:
         """Stop both."""

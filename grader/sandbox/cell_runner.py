@@ -128,6 +128,11 @@ class _Shell(InteractiveShell):
     def enable_gui(self, gui=None):
         """Inline figures need no event loop."""
 
+    def _format_exception_for_storage(self, exception, filename=None, running_compiled_code=False):
+        """What the history keeps of an error, without formatting its traceback a second time
+        (the error output has it already; formatting one costs tens of ms)."""
+        return {"ename": type(exception).__name__, "evalue": str(exception), "traceback": []}
+
 
 class CellRunner:
     """An IPython shell whose cell outputs are recorded in nbformat form."""

@@ -1,0 +1,236 @@
+"""The reference server: the solution's observations for any lesson and seed, from warm processes.
+
+    python -m grader.judging.reference_server FD [FD …]
+
+Each FD is one grading process's channel (`grader.judging.reference` holds the other end). The
+server imports torch once. For a lesson it forks a lesson process, which runs the solution's
+cells before the first exercise once (the lesson itself); for a seed, the lesson process forks
+and the fork runs the exercises with each test cell's probe in its place, on inputs drawn from
+that seed. Nothing is shown, so no figure is drawn and no traceback formatted. A lesson's
+process is kept while a channel may still ask for it (one lesson per channel). No submission's
+code or data ever reaches these processes: they are given a lesson id and a seed, and run
+instructor code only.
+"""
+
+import collections
+import contextlib
+import os
+import select
+import sys
+from dataclasses import dataclass, field
+
+from grader.cells import grade_id, is_test
+from grader.course import solution_notebook
+from grader.sandbox import wire
+from grader.sandbox.wire import Kind
+
+ANSWER_LIMIT = 64 * 1024**2
+REQUEST_LIMIT = 1 << 16
+
+
+@dataclass
+class Process:
+    """A forked helper: its pid, the pipe end its requests go to, the end its answers come from."""
+
+    pid: int
+    requests: int
+    answers: int
+
+    def close(self) -> None:
+        """Close both ends (the helper sees end of input and exits), then wait for it."""
+        os.close(self.requests)
+        os.close(self.answers)
+        os.waitpid(self.pid, 0)
+
+
+def fork_helper(serve_requests, close_in_child: list[int]) -> Process:
+    """Fork a process that runs `serve_requests(requests_fd, answers_fd)` and exits; the child
+    first closes `close_in_child` (channels that are not its own)."""
+    to_read, to_write = os.pipe()
+    from_read, from_write = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(to_read)
+        os.close(from_write)
+        return Process(pid, to_write, from_read)
+    code = 0
+    try:
+        os.close(to_write)
+        os.close(from_read)
+        for fd in close_in_child:
+            os.close(fd)
+        serve_requests(to_read, from_write)
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _split(nb) -> tuple[list, list]:
+    """The lesson's code cells before the first exercise, and the exercises from there on."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    first = next((i for i, c in enumerate(code) if grade_id(c)), len(code))
+    return code[:first], code[first:]
+
+
+def _observe_exercises(runner, cells: list, probes: dict, seed: int) -> dict[str, list]:
+    """Run the exercises; in place of each test cell, its probe on inputs drawn from `seed`."""
+    from grader.probing import run_probe
+
+    observations = {}
+    for cell in cells:
+        if not is_test(cell):
+            runner.run(cell.source)
+        elif grade_id(cell) in probes:
+            test = grade_id(cell)
+            observations[test] = run_probe(probes, test, runner.shell.user_ns, seed)
+    return observations
+
+
+def _problems(observations: dict, probes: dict) -> str | None:
+    missing = sorted(name for name in probes if name not in observations)
+    if missing:
+        return f"no test cell for the probes {missing}"
+    for test, items in observations.items():
+        if items and items[-1][0] == "error":
+            return f"{test} fails on the solution: {items[-1][1]}"
+    return None
+
+
+def _lesson(lesson: str):
+    """What a lesson process does: run the solution's cells before the first exercise once, then
+    for each seed fork, and in the fork run the exercises with each test cell's probe in its
+    place, and answer."""
+
+    def serve_requests(requests: int, answers: int) -> None:
+        import nbformat
+
+        from grader.judging.reference import probes_file
+        from grader.probing import load_probes
+        from grader.sandbox.cell_runner import CellRunner
+
+        notebook = solution_notebook(lesson)
+        os.chdir(notebook.parent)
+        probes = load_probes(probes_file(lesson).read_text())
+        runner = CellRunner()
+        runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
+        runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
+        prefix, rest = _split(nbformat.read(notebook, as_version=4))
+        for cell in prefix:
+            runner.run(cell.source)
+        while True:
+            try:
+                seed = wire.receive(requests, REQUEST_LIMIT)["seed"]
+            except wire.WireError:
+                return
+            pid = os.fork()
+            if pid == 0:
+                observations = _observe_exercises(runner, rest, probes, seed)
+                problem = _problems(observations, probes)
+                if problem:
+                    wire.send(answers, Kind.FAILED, reason=problem, seed=seed)
+                else:
+                    wire.send(answers, Kind.OBSERVATIONS, observations=observations, seed=seed)
+                os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            if status != 0:
+                wire.send(answers, Kind.FAILED, reason="the reference run stopped", seed=seed)
+
+    return serve_requests
+
+
+@dataclass
+class Lessons:
+    """The lesson processes, each with the channels waiting for its answers, oldest first."""
+
+    keep: int
+    running: dict[str, Process] = field(default_factory=dict)
+    waiting: dict[str, collections.deque] = field(default_factory=dict)
+
+    def ask(self, lesson: str, seed: int, channel: int, channels: list[int]) -> None:
+        """Pass `seed` to `lesson`'s process (started if needed); its answer goes to `channel`."""
+        if lesson not in self.running:
+            self._make_room()
+            theirs = [fd for p in self.running.values() for fd in (p.requests, p.answers)]
+            self.running[lesson] = fork_helper(_lesson(lesson), theirs + channels)
+            self.waiting[lesson] = collections.deque()
+        self.running[lesson] = self.running.pop(lesson)  # now the most recently used
+        self.waiting[lesson].append(channel)
+        with contextlib.suppress(OSError):  # a stopped process: `answer` tells the channel
+            wire.send(self.running[lesson].requests, Kind.SEED, seed=seed)
+
+    def answers(self) -> dict[int, str]:
+        """answer fd -> lesson, for every lesson process."""
+        return {process.answers: lesson for lesson, process in self.running.items()}
+
+    def answer(self, lesson: str) -> tuple[int, dict] | None:
+        """The channel waiting longest for `lesson`, and the answer its process sent (None if
+        the process stopped: the waiting channels are told)."""
+        try:
+            answer = wire.receive(self.running[lesson].answers, ANSWER_LIMIT)
+            return self.waiting[lesson].popleft(), answer
+        except (wire.WireError, IndexError):
+            self._stop(lesson)
+            return None
+
+    def _make_room(self) -> None:
+        idle = [lesson for lesson in self.running if not self.waiting[lesson]]
+        while len(self.running) >= self.keep and idle:
+            self._stop(idle.pop(0))
+
+    def _stop(self, lesson: str) -> None:
+        process = self.running.pop(lesson)
+        for channel in self.waiting.pop(lesson):  # asked, and will get no answer now
+            _send(channel, Kind.FAILED, reason="the lesson's reference stopped")
+        process.close()
+
+
+def _send(channel: int, kind: Kind, **fields) -> None:
+    with contextlib.suppress(OSError):  # that grading process has gone: nobody to tell
+        wire.send(channel, kind, **fields)
+
+
+def _relay(lessons: Lessons, lesson: str, fd: int) -> None:
+    """Pass the answer waiting on `fd` to the channel that asked for it."""
+    if lessons.answers().get(fd) != lesson:  # that process was stopped meanwhile
+        return
+    got = lessons.answer(lesson)
+    if got:
+        channel, answer = got
+        _send(channel, answer.pop("kind"), **answer)
+
+
+def serve(channels: list[int]) -> None:
+    """Answer "observe" requests on every channel until all of them close."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import torch
+
+    torch.set_num_threads(1)
+    os.dup2(os.open(os.devnull, os.O_RDWR), sys.stdout.fileno())
+    open_channels = list(channels)
+    lessons = Lessons(keep=len(channels))
+    while open_channels:
+        from_lessons = lessons.answers()
+        ready, _, _ = select.select(open_channels + list(from_lessons), [], [])
+        for fd in ready:
+            if fd in from_lessons:
+                _relay(lessons, from_lessons[fd], fd)
+                continue
+            try:
+                request = wire.receive(fd, REQUEST_LIMIT)
+            except wire.WireError:
+                open_channels.remove(fd)
+                os.close(fd)
+                continue
+            lesson, seed = request.get("lesson"), request.get("seed")
+            if not solution_notebook(str(lesson)).is_file() or type(seed) is not int:
+                reason = f"no such lesson or seed: {lesson!r} {seed!r}"
+                _send(fd, Kind.FAILED, reason=reason, seed=seed)
+                continue
+            lessons.ask(lesson, seed, fd, open_channels)
+
+
+if __name__ == "__main__":
+    serve([int(fd) for fd in sys.argv[1:]])

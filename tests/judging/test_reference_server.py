@@ -1,0 +1,72 @@
+"""The reference server: one server answers several grading processes, each on its channel,
+keeps a lesson per channel, and a channel goes on if its server stops."""
+
+import os
+import signal
+
+import pytest
+
+from grader.course import lessons
+from grader.judging.reference import ReferenceRunError, ReferenceServer
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """A reference server with two channels, as two grading processes share it."""
+    server = ReferenceServer(channels=2)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_two_channels_asking_at_once_each_get_their_own_answers(shared, reference_server):
+    first, second = lessons()[:2]
+    one, two = shared.channel(0), shared.channel(1)
+    one.ask(first, 3)
+    two.ask(second, 3)
+    two.ask(second, 4)
+    one.ask(first, 4)
+    assert two.answer(second, 3) == reference_server.observe(second, 3)
+    assert one.answer(first, 3) == reference_server.observe(first, 3)
+    assert one.answer(first, 4) == reference_server.observe(first, 4)
+    assert two.answer(second, 4) == reference_server.observe(second, 4)
+
+
+def test_a_lesson_is_kept_per_channel(shared):
+    first, second = lessons()[:2]
+    shared.channel(0).observe(first, 1)
+    shared.channel(1).observe(second, 1)
+    kept = _lesson_processes(shared.process.pid)
+    assert len(kept) == 2
+    shared.channel(0).observe(first, 2)
+    shared.channel(1).observe(second, 2)
+    assert _lesson_processes(shared.process.pid) == kept  # neither was run again
+    shared.channel(0).observe(lessons()[2], 1)  # a third lesson takes the place of one
+    assert len(_lesson_processes(shared.process.pid)) == 2
+
+
+def test_a_channel_whose_server_stopped_goes_on_with_its_own(reference_server):
+    lesson = lessons()[0]
+    server = ReferenceServer(channels=2)
+    server.start()
+    channel = server.channel(1)
+    channel.ask(lesson, 5)
+    os.kill(server.process.pid, signal.SIGKILL)
+    try:
+        assert channel.answer(lesson, 5) == reference_server.observe(lesson, 5)
+        assert channel.own is not None  # answered by a server of its own
+        assert channel.observe(lesson, 6) == reference_server.observe(lesson, 6)
+    finally:
+        channel.stop()
+        server.stop()
+
+
+def test_the_solution_failing_is_reported_not_taken_for_a_stopped_server(shared):
+    with pytest.raises(ReferenceRunError, match="no such lesson"):
+        shared.channel(0).observe("99_no_such_lesson", 1)
+    assert shared.channel(0).own is None
+
+
+def _lesson_processes(server_pid: int) -> set[int]:
+    with open(f"/proc/{server_pid}/task/{server_pid}/children") as children:
+        return {int(pid) for pid in children.read().split()}
