@@ -174,9 +174,7 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
         report = SubmissionReport(task.student, task.lesson, *found)
         _zero(api, task.lesson, task.student)
     else:
-        report = _run(api, task, warm)
-        with timings.step("bookkeeping"), api.gradebook as gb:
-            wanted = [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
+        report, wanted = _run(api, task, warm)
         report = replace(
             report,
             not_graded=tuple(submission_check.extra_notebooks(folder, task.lesson)),
@@ -190,7 +188,8 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
     return report
 
 
-def _run(api, task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
+def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport, list[str]]:
+    """Run and grade the submission; its report, and the lesson's graded cells."""
     lesson, student = task.lesson, task.student
     if task.engine == GradingEngine.FAST:
         from grader.grading.submission import autograde_submission
@@ -203,22 +202,35 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
             run.timings.add("start-up", started["start-up"])
         except Exception as error:  # recorded as the outcome: one submission never stops a class
             _zero(api, lesson, student)
-            return SubmissionReport(
-                student, lesson, Outcome.NOT_GRADED, f"{type(error).__name__}: {error}"
-            )
-        lateness = _lateness(api, lesson, student)
+            detail = f"{type(error).__name__}: {error}"
+            return SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail), _graded(api, task)
         return SubmissionReport(
-            student, lesson, run.outcome, run.detail, run.unjudged, lateness, timings=run.timings
-        )
+            student,
+            lesson,
+            run.outcome,
+            run.detail,
+            run.unjudged,
+            _late(run.seconds_late),
+            timings=run.timings,
+        ), list(run.grade_cells)
     timings = Timings()
     with timings.step("nbgrader steps"):
         result = api.autograde(lesson, student)
     if not result["success"]:
         _zero(api, lesson, student)
         detail = _last_line(result.get("error") or result.get("log"))
-        return SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail, timings=timings)
-    lateness = _lateness(api, lesson, student)
-    return SubmissionReport(student, lesson, Outcome.GRADED, lateness=lateness, timings=timings)
+        report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail, timings=timings)
+        return report, _graded(api, task)
+    with api.gradebook as gb:
+        late = _late(gb.find_submission(lesson, student).total_seconds_late)
+    report = SubmissionReport(student, lesson, Outcome.GRADED, lateness=late, timings=timings)
+    return report, _graded(api, task)
+
+
+def _graded(api, task: GradingTask) -> list[str]:
+    """The names of the lesson's graded cells, from the gradebook."""
+    with api.gradebook as gb:
+        return [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
 
 
 def _serve(tasks, reports, limits: Limits, references, index: int) -> None:
@@ -379,9 +391,7 @@ def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
     return results
 
 
-def _lateness(api, lesson: str, student: str) -> str:
-    with api.gradebook as gb:
-        seconds = gb.find_submission(lesson, student).total_seconds_late
+def _late(seconds: float) -> str:
     return f"submitted {seconds / 3600:.1f} h late" if seconds > 0 else ""
 
 

@@ -51,6 +51,8 @@ class GradedRun:
     detail: str
     unjudged: tuple[str, ...]
     timings: Timings  # seconds per step of this submission's grading
+    seconds_late: float  # as the gradebook has it
+    grade_cells: tuple[str, ...]  # every graded cell the lesson has, in the gradebook
 
 
 def autograde_submission(
@@ -107,11 +109,13 @@ def autograde_submission(
     with timings.step("judge"):
         verdicts = judge_tests(nb, references, report.probes)
     with timings.step("gradebook"):
-        _save_grades(coursedir.db_url, nb, lesson, student, timestamp, config, verdicts)
+        late, grade_cells = _save_grades(
+            coursedir.db_url, nb, lesson, student, timestamp, config, verdicts
+        )
     with timings.step("nbgrader steps"):
         nbformat.write(nb, path)
     unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
-    return GradedRun(report.outcome, report.detail, unjudged, timings)
+    return GradedRun(report.outcome, report.detail, unjudged, timings, late, grade_cells)
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000
@@ -132,8 +136,9 @@ def _copy_regular_files(source: Path, target: Path) -> None:
         shutil.copystat(path, copy, follow_symlinks=False)
 
 
-def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict) -> None:
-    """nbgrader's SaveAutoGrades and AssignLatePenalties, in a single transaction.
+def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict):
+    """nbgrader's SaveAutoGrades and AssignLatePenalties, in a single transaction; return the
+    seconds the submission is late and the names of the lesson's graded cells.
 
     Test cells get the judge's score (`verdicts`); other graded cells are scored as nbgrader
     scores them (an unchanged answer cell gets 0, a manually graded one waits for the grader).
@@ -170,3 +175,4 @@ def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict)
             if penalty is not None:
                 notebook.late_submission_penalty = min(penalty, notebook.score)
         gb.db.commit()
+        return submission.total_seconds_late, tuple(grades)
