@@ -59,9 +59,8 @@ class Sandbox:
         self.cpu: Path | None = None
         # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
-        self.prefixes: dict[
-            str, list[str]
-        ] = {}  # lesson -> its code cells before the first exercise
+        # lesson -> its code cells before the first exercise
+        self.prefixes: dict[str, list[str]] = {}
         self.shared_run: tuple[str, int] | None = None  # the lesson and cells the server ran
         self.shared_cells: list[dict] = []  # what those cells printed
 
