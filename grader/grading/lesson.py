@@ -42,6 +42,7 @@ class GradingTask:
     student: str
     engine: GradingEngine
     limits: Limits
+    next_lesson: str | None = None  # graded after this one, in the same call
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,9 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport,
             started = Timings()
             with started.step("start-up"):
                 workers = warm.get()
-            run = autograde_submission(api.coursedir, api.config, lesson, student, workers)
+            run = autograde_submission(
+                api.coursedir, api.config, lesson, student, workers, task.next_lesson
+            )
             run.timings.add("start-up", started["start-up"])
         except Exception as error:  # recorded as the outcome: one submission never stops a class
             _zero(api, lesson, student)
@@ -352,12 +355,20 @@ def grade_submissions(
         or recorded.get((lesson, student), ("", "", ""))[2]
         != fingerprint(course.submission(student, lesson))
     ]
+    tasks = with_next_lessons(tasks)
     desc = lessons[0] if len(lessons) == 1 else f"{len(lessons)} lessons"
     bar = tqdm(total=len(tasks), desc=desc, unit="nb", disable=not progress, file=sys.stderr)
     with bar, contextlib.ExitStack() as stack:
         if session is None or session.limits != limits:
             session = stack.enter_context(GradingSession(limits, jobs))
         return session.grade(tasks, bar)
+
+
+def with_next_lessons(tasks: list[GradingTask]) -> list[GradingTask]:
+    """The tasks, each naming the lesson whose tasks come after its lesson's."""
+    order = list(dict.fromkeys(task.lesson for task in tasks))
+    after = dict(zip(order, order[1:], strict=False))
+    return [replace(task, next_lesson=after.get(task.lesson)) for task in tasks]
 
 
 def autograde(

@@ -56,12 +56,13 @@ class GradedRun:
 
 
 def autograde_submission(
-    coursedir, config, lesson: str, student: str, workers: Workers
+    coursedir, config, lesson: str, student: str, workers: Workers, then: str | None = None
 ) -> GradedRun:
     """Grade `student`'s `lesson` into autograded/ and the gradebook.
 
     The submission's probes draw their inputs from a seed chosen here for it alone, and the
-    reference server gives the solution's observations for the same seed.
+    reference server gives the solution's observations for the same seed (and prepares the
+    lesson graded next, `then`).
     """
     timings = Timings()
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
@@ -94,7 +95,7 @@ def autograde_submission(
     if probes_file(lesson).is_file():
         seed = secrets.randbelow(2**63)
         with timings.step("reference"):
-            workers.references.ask(lesson, seed)  # answered while the submission runs
+            workers.references.ask(lesson, seed, then)  # answered while the submission runs
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
     cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]

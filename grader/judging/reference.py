@@ -51,16 +51,17 @@ class Channel(Observer):
         self.sock = sock
         self.own: ReferenceServer | None = None
 
-    def ask(self, lesson: str, seed: int) -> None:
+    def ask(self, lesson: str, seed: int, then: str | None = None) -> None:
         """Ask for `lesson`'s observations for `seed`; `answer` collects them (meanwhile the
-        server works on another core)."""
+        server works on another core). `then`: the lesson that will be asked for next, which
+        the server prepares meanwhile."""
         if self.own is None:
             try:
-                wire.send(self.sock.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed)
+                wire.send(self.sock.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed, then=then)
                 return
             except OSError:
                 self.own = ReferenceServer()
-        self.own.ask(lesson, seed)
+        self.own.ask(lesson, seed, then)
 
     def answer(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
         """The observations asked for `seed` (answers to earlier questions are passed over)."""
@@ -124,12 +125,13 @@ class ReferenceServer(Observer):
             self.start()
         return self.channels[index]
 
-    def ask(self, lesson: str, seed: int) -> None:
+    def ask(self, lesson: str, seed: int, then: str | None = None) -> None:
         """`Channel.ask` on the first channel, after a restart if the server stopped."""
         if self.process is None or self.process.poll() is not None:
             self.start()
         try:
-            wire.send(self.channels[0].sock.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed)
+            request = {"lesson": lesson, "seed": seed, "then": then}
+            wire.send(self.channels[0].sock.fileno(), Kind.OBSERVE, **request)
         except OSError as error:
             self.stop()
             raise ReferenceStopped(f"the reference server stopped: {error}") from None

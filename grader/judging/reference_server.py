@@ -151,13 +151,23 @@ class Lessons:
         """Pass `seed` to `lesson`'s process (started if needed); its answer goes to `channel`."""
         if lesson not in self.running:
             self._make_room()
-            theirs = [fd for p in self.running.values() for fd in (p.requests, p.answers)]
-            self.running[lesson] = fork_helper(_lesson(lesson), theirs + channels)
-            self.waiting[lesson] = collections.deque()
+            self._start(lesson, channels)
         self.running[lesson] = self.running.pop(lesson)  # now the most recently used
         self.waiting[lesson].append(channel)
         with contextlib.suppress(OSError):  # a stopped process: `answer` tells the channel
             wire.send(self.running[lesson].requests, Kind.SEED, seed=seed)
+
+    def prepare(self, lesson: str, channels: list[int]) -> None:
+        """Start `lesson`'s process before its first question, if there is room for it."""
+        if lesson not in self.running:
+            self._make_room()
+            if len(self.running) < self.keep:
+                self._start(lesson, channels)
+
+    def _start(self, lesson: str, channels: list[int]) -> None:
+        theirs = [fd for p in self.running.values() for fd in (p.requests, p.answers)]
+        self.running[lesson] = fork_helper(_lesson(lesson), theirs + channels)
+        self.waiting[lesson] = collections.deque()
 
     def answers(self) -> dict[int, str]:
         """answer fd -> lesson, for every lesson process."""
@@ -200,8 +210,13 @@ def _relay(lessons: Lessons, lesson: str, fd: int) -> None:
         _send(channel, answer.pop("kind"), **answer)
 
 
+def _is_lesson(name) -> bool:
+    return type(name) is str and solution_notebook(name).is_file()
+
+
 def serve(channels: list[int]) -> None:
-    """Answer "observe" requests on every channel until all of them close."""
+    """Answer "observe" requests on every channel until all of them close. A request names a
+    lesson and a seed, and may name the lesson to be asked for after it (`then`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -224,12 +239,14 @@ def serve(channels: list[int]) -> None:
                 open_channels.remove(fd)
                 os.close(fd)
                 continue
-            lesson, seed = request.get("lesson"), request.get("seed")
-            if not solution_notebook(str(lesson)).is_file() or type(seed) is not int:
+            lesson, seed, then = request.get("lesson"), request.get("seed"), request.get("then")
+            if not _is_lesson(lesson) or type(seed) is not int:
                 reason = f"no such lesson or seed: {lesson!r} {seed!r}"
                 _send(fd, Kind.FAILED, reason=reason, seed=seed)
                 continue
             lessons.ask(lesson, seed, fd, open_channels)
+            if _is_lesson(then):  # the lesson graded next: its process starts meanwhile
+                lessons.prepare(then, open_channels)
 
 
 if __name__ == "__main__":

@@ -409,17 +409,18 @@ def _ran_out_of_memory(cells: dict) -> bool:
 
 
 def _released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
-    """The code cells of the released lessons outside the exercises (no solutions in them),
-    and each lesson's code cells before its first exercise."""
+    """The released lessons' code (no solutions in it): the lesson cells among and after the
+    exercises, which every submission's fork runs, and each lesson's code cells before its
+    first exercise, which its lesson server runs once."""
     from grader.course import lessons, student_notebook
 
     sources, prefixes = [], {}
     for lesson in lessons():
         code = [c for c in nbformat.read(student_notebook(lesson), as_version=4).cells]
         code = [c for c in code if c.cell_type == "code"]
-        sources += [c.source for c in code if is_lesson_code(c)]
         first = next((i for i, c in enumerate(code) if not is_lesson_code(c)), len(code))
         prefixes[lesson] = [c.source for c in code[:first]]
+        sources += [c.source for c in code[first:] if is_lesson_code(c)]
     return sources, prefixes
 
 

@@ -70,3 +70,19 @@ def test_the_solution_failing_is_reported_not_taken_for_a_stopped_server(shared)
 def _lesson_processes(server_pid: int) -> set[int]:
     with open(f"/proc/{server_pid}/task/{server_pid}/children") as children:
         return {int(pid) for pid in children.read().split()}
+
+
+def test_the_lesson_asked_for_next_is_prepared_meanwhile():
+    first, second = lessons()[:2]
+    server = ReferenceServer(channels=2)
+    server.start()
+    try:
+        channel = server.channel(0)
+        channel.ask(first, 1, then=second)
+        channel.answer(first, 1)
+        prepared = _lesson_processes(server.process.pid)
+        assert len(prepared) == 2  # the first lesson's process, and the next one's
+        channel.observe(second, 1)
+        assert _lesson_processes(server.process.pid) == prepared  # not started again
+    finally:
+        server.stop()
