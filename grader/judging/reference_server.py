@@ -118,6 +118,9 @@ def _lesson(lesson: str):
         prefix, rest = _split(nbformat.read(notebook, as_version=4))
         for cell in prefix:
             runner.run(cell.source)
+        import matplotlib.pyplot as plt
+
+        plt.close("all")  # the agg backend keeps every figure open: memory each fork would copy
         while True:
             try:
                 seed = wire.receive(requests, REQUEST_LIMIT)["seed"]
