@@ -6,8 +6,10 @@ Builds a class from the bundled example class (full, partial and blank work alik
 same submissions with both engines in this run (every lesson in one call, as `grader
 autograde --all` does), and prints seconds per notebook, the ratio, the peak memory of the
 whole grading process tree, whether every grade is identical, and the seconds per notebook of
-each step (start-up, fork, student cells, probes, reference, judge, nbgrader steps, gradebook,
-bookkeeping). Then it grades classes of growing size with the fast engine.
+each step (start-up, lesson prefix, fork, student cells, probes, clean, reference, judge,
+nbgrader steps, gradebook, bookkeeping). A step's figure is the wall-clock time the grading
+processes spent in it, summed over them: with two of them at work, the steps add up to about
+twice the run's own seconds. Then it grades classes of growing size with the fast engine.
 """
 
 import argparse
