@@ -92,6 +92,19 @@ def tried_by_lesson(answers_of, folders) -> Callable[[str], list[dict]]:
     return run
 
 
+def answer_cases(answers_of) -> list:
+    """One pytest case per answer of every lesson, `(lesson, index)`, named after its cell."""
+    import pytest
+
+    from grader.course import lessons
+
+    return [
+        pytest.param((lesson, i), id=f"{lesson}-{answer['cell']}-{i}")
+        for lesson in lessons()
+        for i, answer in enumerate(answers_of(lesson))
+    ]
+
+
 def main() -> None:
     request = json.load(sys.stdin)
     import matplotlib

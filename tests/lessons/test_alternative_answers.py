@@ -6,10 +6,10 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from answer_runs import SEED, tried_by_lesson
+from answer_runs import SEED, answer_cases, tried_by_lesson
 
 from grader.cells import by_grade_id, is_answer
-from grader.course import lessons, solution_notebook
+from grader.course import solution_notebook
 from grader.judging.verdict import verdict
 
 ALTERNATIVE_ANSWERS = Path(__file__).parent / "alternative_answers"
@@ -39,14 +39,7 @@ def alternative_answer_runs(tmp_path_factory):
     return tried_by_lesson(_alternative_answers, tmp_path_factory)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param((lesson, i), id=f"{lesson}-{answer['cell']}-{i}")
-        for lesson in lessons()
-        for i, answer in enumerate(_alternative_answers(lesson))
-    ],
-)
+@pytest.mark.parametrize("case", answer_cases(_alternative_answers))
 def test_alternative_answer_earns_full_marks(case, alternative_answer_runs, reference_server):
     """The alternative answer passes its test cell, without stderr, and the judge accepts it."""
     lesson, index = case

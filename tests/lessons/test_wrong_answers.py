@@ -7,10 +7,10 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from answer_runs import SEED, tried_by_lesson
+from answer_runs import SEED, answer_cases, tried_by_lesson
 
 from grader.cells import by_grade_id, is_answer
-from grader.course import lessons, solution_notebook
+from grader.course import solution_notebook
 from grader.judging.verdict import verdict
 
 WRONG_ANSWERS = Path(__file__).parent / "wrong_answers"
@@ -35,14 +35,7 @@ def test_every_exercise_has_three_typical_wrong_answers(lesson):
     assert {cell: counts[cell] for cell in answer_cells if counts[cell] < 3} == {}
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param((lesson, i), id=f"{lesson}-{answer['cell']}-{i}")
-        for lesson in lessons()
-        for i, answer in enumerate(_wrong_answers(lesson))
-    ],
-)
+@pytest.mark.parametrize("case", answer_cases(_wrong_answers))
 def test_wrong_answer_fails_with_the_explaining_message(case, wrong_answer_runs, reference_server):
     """The wrong answer makes its test cell raise CheckFailed with the explanation, no stderr,
     and the judge finds its probe's observations differ from the solution's."""
