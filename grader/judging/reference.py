@@ -57,9 +57,9 @@ class Channel(Observer):
         the server prepares meanwhile."""
         if self.own is None:
             try:
-                wire.send(self.sock.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed, then=then)
+                self.send(lesson, seed, then)
                 return
-            except OSError:
+            except ReferenceStopped:
                 self.own = ReferenceServer()
         self.own.ask(lesson, seed, then)
 
@@ -72,6 +72,13 @@ class Channel(Observer):
                 self.own = ReferenceServer()
                 self.own.ask(lesson, seed)
         return self.own.answer(lesson, seed, timeout)
+
+    def send(self, lesson: str, seed: int, then: str | None) -> None:
+        """The question, on this channel."""
+        try:
+            wire.send(self.sock.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed, then=then)
+        except OSError as error:
+            raise ReferenceStopped(f"the reference server stopped: {error}") from None
 
     def receive(self, lesson: str, seed: int, timeout: float) -> dict[str, list]:
         """The answer for `seed` from this channel's server."""
@@ -130,11 +137,10 @@ class ReferenceServer(Observer):
         if self.process is None or self.process.poll() is not None:
             self.start()
         try:
-            request = {"lesson": lesson, "seed": seed, "then": then}
-            wire.send(self.channels[0].sock.fileno(), Kind.OBSERVE, **request)
-        except OSError as error:
+            self.channels[0].send(lesson, seed, then)
+        except ReferenceStopped:
             self.stop()
-            raise ReferenceStopped(f"the reference server stopped: {error}") from None
+            raise
 
     def answer(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
         """The observations asked for `seed` on the first channel (the server is stopped if it

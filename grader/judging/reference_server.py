@@ -30,22 +30,22 @@ REQUEST_LIMIT = 1 << 16
 
 @dataclass
 class Process:
-    """A forked helper: its pid, the pipe end its requests go to, the end its answers come from."""
+    """A lesson process: its pid, the pipe end seeds go to, the end its answers come from."""
 
     pid: int
     requests: int
     answers: int
 
     def close(self) -> None:
-        """Close both ends (the helper sees end of input and exits), then wait for it."""
+        """Close both ends (the process sees end of input and exits), then wait for it."""
         os.close(self.requests)
         os.close(self.answers)
         os.waitpid(self.pid, 0)
 
 
-def fork_helper(serve_requests, close_in_child: list[int]) -> Process:
-    """Fork a process that runs `serve_requests(requests_fd, answers_fd)` and exits; the child
-    first closes `close_in_child` (channels that are not its own)."""
+def start_lesson(lesson: str, close_in_child: list[int]) -> Process:
+    """Fork `lesson`'s process; the child first closes `close_in_child` (channels and pipes
+    that are not its own)."""
     to_read, to_write = os.pipe()
     from_read, from_write = os.pipe()
     pid = os.fork()
@@ -59,7 +59,7 @@ def fork_helper(serve_requests, close_in_child: list[int]) -> Process:
         os.close(from_read)
         for fd in close_in_child:
             os.close(fd)
-        serve_requests(to_read, from_write)
+        _serve_lesson(lesson, to_read, from_write)
     except BaseException:
         code = 70
     finally:
@@ -97,49 +97,45 @@ def _problems(observations: dict, probes: dict) -> str | None:
     return None
 
 
-def _lesson(lesson: str):
+def _serve_lesson(lesson: str, requests: int, answers: int) -> None:
     """What a lesson process does: run the solution's cells before the first exercise once, then
     for each seed fork, and in the fork run the exercises with each test cell's probe in its
     place, and answer."""
+    import nbformat
 
-    def serve_requests(requests: int, answers: int) -> None:
-        import nbformat
+    from grader.judging.reference import probes_file
+    from grader.probing import load_probes
+    from grader.sandbox.cell_runner import CellRunner
 
-        from grader.judging.reference import probes_file
-        from grader.probing import load_probes
-        from grader.sandbox.cell_runner import CellRunner
+    notebook = solution_notebook(lesson)
+    os.chdir(notebook.parent)
+    probes = load_probes(probes_file(lesson).read_text())
+    runner = CellRunner()
+    runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
+    runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
+    prefix, rest = _split(nbformat.read(notebook, as_version=4))
+    for cell in prefix:
+        runner.run(cell.source)
+    import matplotlib.pyplot as plt
 
-        notebook = solution_notebook(lesson)
-        os.chdir(notebook.parent)
-        probes = load_probes(probes_file(lesson).read_text())
-        runner = CellRunner()
-        runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
-        runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
-        prefix, rest = _split(nbformat.read(notebook, as_version=4))
-        for cell in prefix:
-            runner.run(cell.source)
-        import matplotlib.pyplot as plt
-
-        plt.close("all")  # the agg backend keeps every figure open: memory each fork would copy
-        while True:
-            try:
-                seed = wire.receive(requests, REQUEST_LIMIT)["seed"]
-            except wire.WireError:
-                return
-            pid = os.fork()
-            if pid == 0:
-                observations = _observe_exercises(runner, rest, probes, seed)
-                problem = _problems(observations, probes)
-                if problem:
-                    wire.send(answers, Kind.FAILED, reason=problem, seed=seed)
-                else:
-                    wire.send(answers, Kind.OBSERVATIONS, observations=observations, seed=seed)
-                os._exit(0)
-            _, status = os.waitpid(pid, 0)
-            if status != 0:
-                wire.send(answers, Kind.FAILED, reason="the reference run stopped", seed=seed)
-
-    return serve_requests
+    plt.close("all")  # the agg backend keeps every figure open: memory each fork would copy
+    while True:
+        try:
+            seed = wire.receive(requests, REQUEST_LIMIT)["seed"]
+        except wire.WireError:
+            return
+        pid = os.fork()
+        if pid == 0:
+            observations = _observe_exercises(runner, rest, probes, seed)
+            problem = _problems(observations, probes)
+            if problem:
+                wire.send(answers, Kind.FAILED, reason=problem, seed=seed)
+            else:
+                wire.send(answers, Kind.OBSERVATIONS, observations=observations, seed=seed)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            wire.send(answers, Kind.FAILED, reason="the reference run stopped", seed=seed)
 
 
 @dataclass
@@ -169,7 +165,7 @@ class Lessons:
 
     def _start(self, lesson: str, channels: list[int]) -> None:
         theirs = [fd for p in self.running.values() for fd in (p.requests, p.answers)]
-        self.running[lesson] = fork_helper(_lesson(lesson), theirs + channels)
+        self.running[lesson] = start_lesson(lesson, theirs + channels)
         self.waiting[lesson] = collections.deque()
 
     def answers(self) -> dict[int, str]:
