@@ -5,6 +5,7 @@ figures come out as a Jupyter kernel would send them (execute_result, display_da
 error with its traceback), without starting a kernel and re-importing torch each time.
 """
 
+import inspect
 import sys
 
 from ipykernel.compiler import XCachingCompiler
@@ -134,6 +135,30 @@ class _Shell(InteractiveShell):
         return {"ename": type(exception).__name__, "evalue": str(exception), "traceback": []}
 
 
+def _skip_module_scan_for_cells(cell_files: dict) -> None:
+    """Make `inspect.getmodule` answer at once for a frame, code object or traceback of a
+    notebook cell, as it would after scanning every loaded module for the cell's file: None.
+
+    IPython calls it several times per frame when it formats an error, and each call walks all
+    of sys.modules (thousands of modules with torch loaded), touching every one of them: in a
+    fresh fork that cost tens of milliseconds per error cell. No module is loaded from a cell's
+    file, so skipping the scan for those files changes no result.
+    """
+    scanning = inspect.getmodule
+
+    def getmodule(object, _filename=None):
+        if not (hasattr(object, "__module__") or hasattr(object, "__name__")):
+            try:
+                file = _filename or inspect.getfile(object)
+            except TypeError:
+                file = None
+            if file in cell_files and file not in inspect.modulesbyfile:
+                return None
+        return scanning(object, _filename)
+
+    inspect.getmodule = getmodule
+
+
 class CellRunner:
     """An IPython shell whose cell outputs are recorded in nbformat form."""
 
@@ -155,6 +180,7 @@ class CellRunner:
         self.shell.display_pub = publisher
         self.shell._showtraceback = self._record_error
         self.shell.enable_matplotlib("inline")
+        _skip_module_scan_for_cells(self.shell.compile._filename_map)
 
     def flush_streams(self) -> None:
         """Send the buffered stdout, then stderr, as a kernel does."""
