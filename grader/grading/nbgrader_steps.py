@@ -2,9 +2,21 @@
 
 Before the run they restore what a student must not change (test cells, kernelspec) and clear
 stored outputs; after it they drop warnings from stderr and cap long outputs.
+
+Stock nbgrader's steps look each cell up in the gradebook and check each cell's metadata
+against the JSON schema, for every notebook. The fast engine runs the same steps with what they
+look up read once per lesson (`ReleasedLesson`), and checks a cell's metadata against the schema
+once per distinct metadata: the steps decide the same, with the same code.
 """
 
+import json
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
 from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.preprocessors import (
     CheckCellMetadata,
     ClearOutput,
@@ -41,3 +53,152 @@ class DropDuplicateCells(Preprocessor):
 
 SANITIZE = [ClearOutput, DropDuplicateCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
 AFTER_RUN = [IgnorePattern, ClearMetadataPreprocessor, LimitOutput]
+
+
+@dataclass(frozen=True)
+class ReleasedCell:
+    """A released cell as the gradebook has it (what OverwriteCells reads of one)."""
+
+    name: str
+    cell_type: str
+    locked: bool
+    checksum: str | None
+    source: str
+
+
+@dataclass
+class ReleasedLesson:
+    """What nbgrader's steps look up about a lesson in the gradebook, read in one query, and
+    the nbgrader metadata already found valid in its submissions."""
+
+    kernelspec: str | None
+    cells: dict[str, ReleasedCell]
+    max_scores: dict[str, float]  # graded and task cells
+    valid_metadata: set[str] = field(default_factory=set)
+
+    @classmethod
+    def read(cls, db_url: str, lesson: str) -> "ReleasedLesson":
+        """Read `lesson`'s notebook (of the same name) from the gradebook."""
+        with Gradebook(db_url) as gb:
+            notebook = gb.find_notebook(lesson, lesson)
+            return cls(
+                notebook.kernelspec,
+                {
+                    c.name: ReleasedCell(c.name, c.cell_type, c.locked, c.checksum, c.source)
+                    for c in notebook.source_cells
+                },
+                {c.name: c.max_score for c in [*notebook.task_cells, *notebook.grade_cells]},
+            )
+
+    # The two gradebook queries OverwriteCells makes per cell, answered from memory
+    def find_source_cell(self, name: str, notebook: str, assignment: str) -> ReleasedCell:
+        """The released cell `name`; MissingEntry if there is none, as the gradebook says."""
+        if name not in self.cells:
+            raise MissingEntry(f"No such source cell: {assignment}/{notebook}/{name}")
+        return self.cells[name]
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> "GradedCell":
+        """The graded (or task) cell `name` (OverwriteCells reads its max_score only)."""
+        if name not in self.max_scores:
+            raise MissingEntry(f"No such grade cell: {assignment}/{notebook}/{name}")
+        return GradedCell(name, self.max_scores[name])
+
+
+@dataclass(frozen=True)
+class GradedCell:
+    """A graded cell's name and points, as the gradebook has them."""
+
+    name: str
+    max_score: float
+
+
+class ReleasedLessons:
+    """Each lesson's `ReleasedLesson`, read again when the lesson's source notebook changes
+    (a new `make release` rewrites the gradebook from it)."""
+
+    def __init__(self):
+        self._read: dict[tuple, tuple[tuple, ReleasedLesson]] = {}
+
+    def get(self, db_url: str, lesson: str, source: Path) -> ReleasedLesson:
+        """The lesson as the gradebook has it now; `source` is its source notebook."""
+        stat = source.stat()
+        version = (stat.st_mtime_ns, stat.st_size)
+        known = self._read.get((db_url, lesson))
+        if known is None or known[0] != version:
+            known = version, ReleasedLesson.read(db_url, lesson)
+            self._read[(db_url, lesson)] = known
+        return known[1]
+
+
+class _KernelspecFromRelease(OverwriteKernelspec):
+    """OverwriteKernelspec with the released kernelspec already read."""
+
+    lesson: ReleasedLesson
+
+    def preprocess(self, nb, resources):
+        """Put the released kernelspec in the notebook, if there is one."""
+        kernelspec = json.loads(self.lesson.kernelspec or "null")
+        if kernelspec:
+            nb.metadata["kernelspec"] = kernelspec
+        return nb, resources
+
+
+class _CellsFromRelease(OverwriteCells):
+    """OverwriteCells (nbgrader's own checks per cell) with the released cells already read."""
+
+    lesson: ReleasedLesson
+
+    def preprocess(self, nb, resources):
+        """Restore each tracked cell as nbgrader's OverwriteCells does."""
+        if self.add_missing_cells:  # reads more of the gradebook: nbgrader's own way
+            return super().preprocess(nb, resources)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.gradebook = self.lesson  # answers the queries preprocess_cell makes
+        return Preprocessor.preprocess(self, nb, resources)
+
+
+class _RememberingValidator(MetadataValidator):
+    """nbgrader's metadata checks, skipping a cell whose nbgrader metadata and type passed them
+    before: the checks depend on nothing else (the cell's source only appears in messages)."""
+
+    def __init__(self, valid: set[str]):
+        super().__init__()
+        self.valid = valid
+
+    def validate_cell(self, cell) -> None:
+        """Check the cell as nbgrader does, unless the same metadata passed before."""
+        if "nbgrader" not in cell.metadata:
+            return
+        key = json.dumps([cell.cell_type, cell.metadata["nbgrader"]], sort_keys=True)
+        if key not in self.valid:
+            super().validate_cell(cell)
+            self.valid.add(key)
+
+
+class _CheckedMetadata(CheckCellMetadata):
+    """CheckCellMetadata that remembers which metadata passed."""
+
+    lesson: ReleasedLesson
+
+    def preprocess(self, nb, resources):
+        """Validate as CheckCellMetadata does, with the same error."""
+        try:
+            _RememberingValidator(self.lesson.valid_metadata).validate_nb(nb)
+        except ValidationError:
+            self.log.error(traceback.format_exc())
+            msg = "Notebook failed to validate; the nbgrader metadata may be corrupted."
+            self.log.error(msg)
+            raise ValidationError(msg) from None
+        return nb, resources
+
+
+def sanitize(nb, resources, config, lesson: ReleasedLesson):
+    """SANITIZE's steps, in its order, with `lesson` read already."""
+    for step in [ClearOutput, DropDuplicateCells]:
+        nb, resources = step(config=config)(nb, resources)
+    for step in [_KernelspecFromRelease, _CellsFromRelease, _CheckedMetadata]:
+        preprocessor = step(config=config)
+        preprocessor.lesson = lesson
+        nb, resources = preprocessor(nb, resources)
+    return nb, resources

@@ -10,7 +10,7 @@ grades.
 
 import secrets
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
 from grader.cells import autograded_tests, grade_id, is_answer, is_graded
-from grader.grading.nbgrader_steps import AFTER_RUN, SANITIZE
+from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, sanitize
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging.reference import Observer, probes_file
@@ -31,11 +31,13 @@ from grader.timings import Timings
 
 @dataclass
 class Workers:
-    """The warm processes one grading process keeps: the sandbox, and a reference server (its
-    own, or a channel of one it shares)."""
+    """What one grading process keeps from one submission to the next: the sandbox, a
+    reference server (its own, or a channel of one it shares), and what nbgrader's steps read
+    of each lesson in the gradebook."""
 
     sandbox: Sandbox
     references: Observer
+    released: ReleasedLessons = field(default_factory=ReleasedLessons)
 
     def stop(self) -> None:
         """Stop both."""
@@ -67,11 +69,12 @@ def autograde_submission(
     timings = Timings()
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+    release = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
     with timings.step("copy"):
         if target.exists():
             shutil.rmtree(target)
         _copy_regular_files(source, target)
-        for extra in Path(coursedir.format_path(coursedir.source_directory, ".", lesson)).iterdir():
+        for extra in release.iterdir():
             ignored = any(fnmatch(extra.name, pattern) for pattern in coursedir.ignore)
             if extra.is_file() and extra.suffix != ".ipynb" and not ignored:
                 shutil.copy(extra, target / extra.name)
@@ -88,9 +91,8 @@ def autograde_submission(
         "unique_key": lesson,
     }
     with timings.step("nbgrader steps"):
-        nb = nbformat.read(path, as_version=4)
-        for step in SANITIZE:
-            nb, resources = step(config=config)(nb, resources)
+        released = workers.released.get(coursedir.db_url, lesson, release / f"{lesson}.ipynb")
+        nb, resources = sanitize(nbformat.read(path, as_version=4), resources, config, released)
     probes = None
     if probes_file(lesson).is_file():
         seed = secrets.randbelow(2**63)
