@@ -151,6 +151,27 @@ def test_an_exception_gives_an_error_output_and_a_failed_cell(runner):
     assert len(outputs) == 2
 
 
+def test_a_cells_frames_have_no_module_without_a_scan_of_every_module(runner, monkeypatch):
+    """inspect.getmodule answers None for a cell's frame and code, as its full scan would,
+    without walking sys.modules (a module added now is not looked at); anything else is still
+    found as before."""
+    import inspect
+    import json
+
+    runner.run("import sys\nframe = sys._getframe()\ndef defined_here(): pass")
+    frame, defined = runner.shell.user_ns["frame"], runner.shell.user_ns["defined_here"]
+    unseen = type(sys)("added_after")
+    unseen.__file__ = "/nowhere/added_after.py"
+    monkeypatch.setitem(sys.modules, "added_after", unseen)
+    assert inspect.getmodule(frame) is None
+    assert inspect.getmodule(frame.f_code) is None
+    assert "/nowhere/added_after.py" not in inspect.modulesbyfile
+    assert inspect.getmodule(defined) is sys.modules["__main__"]
+    assert inspect.getmodule(json.dumps) is json
+    assert inspect.getmodule(compile("1", "/nowhere/else.py", "eval")) is None
+    assert "/nowhere/added_after.py" in inspect.modulesbyfile  # code from elsewhere: scanned
+
+
 def test_a_syntax_error_fails_the_cell_before_anything_runs(runner):
     """A cell that does not compile gives one SyntaxError output and runs none of its lines."""
     outputs, _, failed = runner.run("print('never')\ndef broken(:\n    pass")
