@@ -121,13 +121,14 @@ def _zero(api, lesson: str, student: str) -> None:
 
 
 class WarmProcesses:
-    """The fast engine's warm processes in one grading process: the sandbox's cell server, and
-    a reference server (`references`, a channel of a shared one, or else one of its own),
-    started on first use and kept for every submission after."""
+    """The fast engine's warm processes in one grading process: a sandbox template (`sandbox`,
+    a channel of a shared one, or else one of its own) and a reference server (`references`,
+    likewise), started on first use and kept for every submission after."""
 
-    def __init__(self, limits: Limits, references=None):
+    def __init__(self, limits: Limits, references=None, sandbox=None):
         self.limits = limits
         self.references = references
+        self.sandbox = sandbox
         self._started = None
 
     def get(self):
@@ -138,7 +139,7 @@ class WarmProcesses:
             from grader.sandbox.client import Sandbox
 
             references = self.references or ReferenceServer()
-            self._started = Workers(Sandbox(self.limits), references)
+            self._started = Workers(Sandbox(self.limits, self.sandbox), references)
         return self._started
 
     def stop(self) -> None:
@@ -236,13 +237,17 @@ def _graded(api, task: GradingTask) -> list[str]:
         return [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
 
 
-def _serve(tasks, reports, limits: Limits, references, index: int) -> None:
-    """Worker process `index`: grade tasks from the queue with a sandbox of its own and its
-    channel of the shared reference server."""
+def _serve(tasks, reports, limits: Limits, references, sandbox, index: int) -> None:
+    """Worker process `index`: grade tasks from the queue with its channels of the shared
+    reference server and of the shared sandbox (`sandbox`, None where it is not shared)."""
     for other, channel in enumerate(references.channels):
         if other != index:
             channel.sock.close()
-    warm = WarmProcesses(limits, references.channels[index])
+    for other, channel in enumerate(sandbox.channels if sandbox else []):
+        if other != index:
+            channel.close()
+    shared = sandbox.channels[index] if sandbox else None
+    warm = WarmProcesses(limits, references.channels[index], shared)
     try:
         for task in iter(tasks.get, None):
             reports.put(grade_one(task, warm))
@@ -251,8 +256,8 @@ def _serve(tasks, reports, limits: Limits, references, index: int) -> None:
 
 
 class GradingSession:
-    """Grading processes kept while several lessons are graded: their warm sandboxes, and one
-    reference server they share, are started once. Use as a context manager."""
+    """Grading processes kept while several lessons are graded: the sandbox template and the
+    reference server they share are started once. Use as a context manager."""
 
     def __init__(self, limits: Limits, jobs: int | None = None):
         from grader.judging.reference import ReferenceServer
@@ -261,6 +266,7 @@ class GradingSession:
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.warm = WarmProcesses(limits)  # for grading in this process (one job)
         self.references = ReferenceServer(channels=self.jobs)  # for the worker processes
+        self.sandbox = None  # likewise, where it can be shared (started with the workers)
         self._workers: list = []
         self._queues = None
 
@@ -301,15 +307,30 @@ class GradingSession:
             context = multiprocessing.get_context("fork")
             self._queues = context.Queue(), context.Queue()
             self.references.start()
+            shared = self._shared_sandbox()
             for index in range(self.jobs):
                 worker = context.Process(
                     target=_serve,
-                    args=(*self._queues, self.limits, self.references, index),
+                    args=(*self._queues, self.limits, self.references, shared, index),
                     daemon=True,
                 )
                 worker.start()
                 self._workers.append(worker)
+            for channel in shared.channels if shared else []:
+                channel.close()  # the workers have theirs
         return self._queues
+
+    def _shared_sandbox(self):
+        """Start the sandbox template the workers share, where the protections allow it (each
+        worker then waits for its channel at first use); None where each needs its own."""
+        from grader.sandbox.client import SandboxProcess
+
+        sandbox = SandboxProcess(self.limits, channels=self.jobs)
+        if not sandbox.shareable:
+            return None
+        sandbox.start(wait=False)
+        self.sandbox = sandbox
+        return sandbox
 
     def close(self) -> None:
         """Stop the worker processes and this process's warm processes."""
@@ -322,6 +343,9 @@ class GradingSession:
                     worker.kill()
             self._workers, self._queues = [], None
         self.references.stop()
+        if self.sandbox is not None:
+            self.sandbox.stop()
+            self.sandbox = None
         self.warm.stop()
 
 

@@ -1,9 +1,10 @@
 """The warm cell server inside the sandbox: it runs submissions' cells, and grades nothing.
 
-Started by the grading process (`python -m grader.sandbox.cell_server`), it imports torch once
-and warms itself with the released lessons' own cells (instructor code, never a submission's,
-read from its stdin), then waits on a control socket. For each submission the grading process
-hands it two fresh pipes; the server forks a child, gives it the pipes and closes its own copies:
+Started by the grading side (`python -m grader.sandbox.cell_server`), it imports torch once and
+warms itself with the released lessons' own cells (instructor code, never a submission's, read
+from its stdin), then forks a server for each grading process, which waits on that process's
+control socket; they share the warm memory. For each submission the grading process hands it
+two fresh pipes; the server forks a child, gives it the pipes and closes its own copies:
 it never reads a request, a cell or a report, so no submission's data is ever in the memory the
 next submission's process is forked from. The child reads its request and reports its cells
 straight to the grading process. When told to clean, the server kills every process the
@@ -42,6 +43,7 @@ KEYCTL_GET_KEYRING_ID, KEYCTL_CLEAR = 0, 7
 KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 SYS_KEYCTL = 250  # x86_64
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
+CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
 
@@ -117,7 +119,7 @@ class _CapData(ctypes.Structure):
 def _own_user_namespace() -> None:
     """Unprivileged: a user namespace of our own (same ids) whose capabilities allow the mounts."""
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # the template is not: its forks own no /proc/self
     for name, text in (
         ("setgroups", "deny"),
@@ -135,13 +137,14 @@ def _drop_capabilities() -> None:
 
 
 def _fresh_scratch(size: int, as_root: bool) -> None:
-    """Our own mount and IPC namespaces, with a new, empty /tmp and /dev/shm.
+    """Our own mount, IPC and network namespaces, with a new, empty /tmp and /dev/shm (and no
+    socket another submission listens on).
 
     A new tmpfs is staged on /dev/shm, the binds that live under /tmp are bound into it, and it
     is moved over /tmp; then /dev/shm gets a tmpfs of its own.
     """
     if as_root:
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
     else:
         _own_user_namespace()
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
@@ -320,17 +323,18 @@ def _in_sandbox() -> bool:
 def _kill_leftovers(child: int, settings: dict) -> int:
     """Kill every process the submission started; return how many were still there.
 
-    In the sandbox's PID namespace that is everything but its init and the server's own
-    processes (`settings["keep"]`). Without one only the child's session can be found (a
-    submission that left it escapes): the namespaces are what make this complete.
+    In the sandbox's PID namespace those are every process below this server: the server is a
+    child subreaper, so an orphan of the submission is handed to it, never to a process outside.
+    Without one only the child's session can be found (a submission that left it escapes): the
+    namespaces are what make this complete.
     """
     if not settings["complete"]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child, signal.SIGKILL)
         return 0
-    keep, killed = {1, *settings["keep"]}, set()
+    killed = set()
     for _ in range(200):
-        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+        others = _descendants(os.getpid())
         if not others:
             return len(killed)
         for pid in others:
@@ -342,6 +346,25 @@ def _kill_leftovers(child: int, settings: dict) -> int:
                 pass
         time.sleep(0.005)
     raise RuntimeError("processes of the submission could not be stopped")
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below `root`, from the parent each one's /proc/PID/stat names."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):  # gone meanwhile
+                continue
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
 
 
 def _wipe_scratch() -> None:
@@ -462,11 +485,7 @@ def _lesson_server(request: tuple, prefixes: dict, control, runner, settings: di
             wire.write_all(out, wire.encode(Kind.PREFIX, cells=cells))
             os.close(out)
             wire.send_fds(control, Kind.READY, [])
-            mine = {
-                **settings,
-                "keep": [*settings["keep"], os.getpid()],
-                "server_fds": [handed.fileno()],
-            }
+            mine = {**settings, "server_fds": [handed.fileno()]}
             following = _serve(control, runner, mine, cgroup)
             if following is not None:
                 wire.send_fds(handed, following[0].pop("kind"), following[1], **following[0])
@@ -487,32 +506,72 @@ def _lesson_server(request: tuple, prefixes: dict, control, runner, settings: di
     return following
 
 
+def _channel(control: socket.socket, cgroup, cpu, runner, warm: dict, settings: dict) -> None:
+    """Serve one grading process on its control socket: its submissions go to the memory
+    cgroup `cgroup` and, like everything this server starts, use the CPU share `cpu`."""
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the submissions' orphans come to us
+    if cpu is not None:
+        os.write(cpu, b"0")
+        os.close(cpu)
+    wire.send_fds(control, Kind.READY, [])
+    request = _serve(control, runner, settings, cgroup)
+    while request is not None:  # a lesson server that stops without a request ends us too
+        request = _lesson_server(request, warm["prefixes"], control, runner, settings, cgroup)
+
+
+def _descriptors(name: str, count: int) -> list[int | None]:
+    """The descriptors listed in environment variable `name`, one per channel (or none)."""
+    listed = [int(fd) for fd in os.environ.get(name, "").split(",") if fd]
+    return listed if len(listed) == count else [None] * count
+
+
 def main() -> None:
-    """Serve the grading process until the control socket closes."""
+    """Warm up, then fork a server for each grading process's channel, and wait for them."""
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # forks may not ptrace or read our memory
-    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the submission's orphans come to us
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    control = socket.socket(fileno=int(os.environ["GRADER_CONTROL_FD"]))
-    cgroup = os.environ.get("GRADER_CGROUP_FD")
+    controls = [int(fd) for fd in os.environ["GRADER_CONTROL_FDS"].split(",")]
+    channels = list(
+        zip(
+            controls,
+            _descriptors("GRADER_CGROUP_FDS", len(controls)),
+            _descriptors("GRADER_CPU_FDS", len(controls)),
+            strict=True,
+        )
+    )
     settings = {
         "isolate": os.environ.get("GRADER_ISOLATE") == "1",
         "scratch_bytes": int(os.environ.get("GRADER_SCRATCH_BYTES", str(512 * 1024**2))),
-        # In the sandbox's PID namespace (this server is process 2 or 3 there) every process
-        # but the server's own can be found and stopped.
-        "complete": _in_sandbox() and os.getpid() <= 3,
-        "keep": [os.getpid()],
+        # In the sandbox's PID namespace every process below a server can be found and stopped.
+        "complete": _in_sandbox(),
         "server_fds": [],
     }
-    cgroup = int(cgroup) if cgroup else None
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     runner = _warm()
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
     _warm_with(runner, warm["sources"])
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
-    wire.send_fds(control, Kind.READY, [])
-    request = _serve(control, runner, settings, cgroup)
-    while request is not None:  # a lesson server that stops without a request ends us too
-        request = _lesson_server(request, warm["prefixes"], control, runner, settings, cgroup)
+    for index, (control, cgroup, cpu) in enumerate(channels):
+        if os.fork() == 0:
+            code = 0
+            try:
+                for other, fds in enumerate(channels):  # the other channels are not ours
+                    for fd in fds if other != index else ():
+                        if fd is not None:
+                            os.close(fd)
+                _channel(socket.socket(fileno=control), cgroup, cpu, runner, warm, settings)
+            except BaseException:
+                traceback.print_exc()
+                code = 70
+            finally:
+                os._exit(code)
+    for fds in channels:
+        for fd in fds:
+            if fd is not None:
+                os.close(fd)
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
 
 
 if __name__ == "__main__":

@@ -47,26 +47,52 @@ class RunReport:
     timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
 
 
-class Sandbox:
-    """A running template inside the sandbox; restarted when it stops answering."""
+@dataclass
+class SandboxChannel:
+    """One grading process's way into a running template: its control socket, and the memory
+    cgroup its submissions are counted in."""
 
-    def __init__(self, limits: Limits):
+    control: socket.socket
+    cgroup: cgroups.MemoryCgroup | None
+    prefixes: dict[str, list[str]]  # lesson -> its code cells before the first exercise
+    ready: bool = False  # its server has said it is ready
+
+    def wait_ready(self, timeout: float = 300) -> None:
+        """Wait until the channel's server is ready (the template warms up first)."""
+        if not self.ready:
+            _expect(self.control, Kind.READY, timeout)
+            self.ready = True
+
+    def close(self) -> None:
+        """Let go of the channel (its server in the sandbox stops)."""
+        self.control.close()
+
+
+class SandboxProcess:
+    """The template inside bubblewrap, serving `channels` grading processes: each has a control
+    socket, a memory cgroup and a CPU share of its own, and all share the template's memory."""
+
+    def __init__(self, limits: Limits, channels: int = 1):
         self.limits = limits
         self.protections, self.prefix = detect_protections()
+        self.count = channels
         self.process: subprocess.Popen | None = None
-        self.control: socket.socket | None = None
-        self.cgroup: cgroups.MemoryCgroup | None = None
-        self.cpu: Path | None = None
+        self.channels: list[SandboxChannel] = []
+        self.cpus: list[Path] = []
         # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
-        # lesson -> its code cells before the first exercise
-        self.prefixes: dict[str, list[str]] = {}
-        self.shared_run: tuple[str, int] | None = None  # the lesson and cells the server ran
-        self.shared_cells: list[dict] = []  # what those cells printed
 
-    def start(self) -> None:
-        """Start the template and wait until it has imported torch and run the lessons' cells."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    @property
+    def shareable(self) -> bool:
+        """Whether submissions of several grading processes may run in it at once: only where
+        each has its own user, mounts and namespaces, and the PID namespace shows every one of
+        its processes."""
+        p = self.protections
+        return p.namespaces and p.unprivileged and p.per_submission
+
+    def start(self, wait: bool = True) -> None:
+        """Start the template; unless told not to `wait`, wait until it has imported torch, run
+        the lessons' cells and started a server for each channel."""
         # Only what the template needs: the grader's own environment (database passwords,
         # cloud keys) must not be readable by student code.
         env = {
@@ -76,17 +102,30 @@ class Sandbox:
             "GRADER_PID_NAMESPACE": "1" if self.protections.namespaces else "0",
             "GRADER_ISOLATE": "1" if self.protections.per_submission else "0",
             "GRADER_SCRATCH_BYTES": str(self.limits.memory_bytes),
-            "GRADER_CONTROL_FD": str(theirs.fileno()),
         }
-        passed = [theirs.fileno()]
-        if self.protections.memory_cgroup:
-            self.cgroup, _ = cgroups.create(f"grader-{os.getpid()}")
-        if self.cgroup is not None:
-            self.cgroup.limit(self.limits.memory_bytes)
-            passed.append(self.cgroup.open_procs())
-            env["GRADER_CGROUP_FD"] = str(passed[-1])
-        self.control = ours
-        self.cpu = cgroups.create_cpu_share(f"grader-{os.getpid()}", self.limits.cpu_cores)
+        sources, prefixes = _released_lesson_code()
+        passed, controls, memory, cpu = [], [], [], []
+        for index in range(self.count):
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            passed.append(theirs.detach())
+            controls.append(passed[-1])
+            group = None
+            name = f"grader-c{index}-{os.getpid()}"
+            if self.protections.memory_cgroup:
+                group, _ = cgroups.create(name)
+            if group is not None:
+                group.limit(self.limits.memory_bytes)
+                passed.append(group.open_procs())
+                memory.append(passed[-1])
+            share = cgroups.create_cpu_share(name, self.limits.cpu_cores)
+            if share is not None:
+                self.cpus.append(share)
+                passed.append(os.open(share / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
+                cpu.append(passed[-1])
+            self.channels.append(SandboxChannel(ours, group, prefixes))
+        env["GRADER_CONTROL_FDS"] = ",".join(map(str, controls))
+        env["GRADER_CGROUP_FDS"] = ",".join(map(str, memory))
+        env["GRADER_CPU_FDS"] = ",".join(map(str, cpu))
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "grader.sandbox.cell_server"],
             stdin=subprocess.PIPE,
@@ -94,44 +133,74 @@ class Sandbox:
             stderr=self.log,
             env=env,
             pass_fds=passed,
-            preexec_fn=self._join_cpu_share if self.cpu else None,
         )
         for fd in passed:
             os.close(fd)
         try:
-            sources, self.prefixes = _released_lesson_code()
-            warm = wire.encode(Kind.WARM, sources=sources, prefixes=self.prefixes)
+            warm = wire.encode(Kind.WARM, sources=sources, prefixes=prefixes)
             self.process.stdin.write(warm)
             self.process.stdin.close()
-            self._expect(Kind.READY, timeout=300)
+            for channel in self.channels if wait else []:
+                channel.wait_ready()
         except (wire.WireError, OSError, TimeoutError) as error:
             self.log.seek(0)
             said = self.log.read().decode(errors="replace").strip().splitlines()[-3:]
             self.stop()
             raise RuntimeError(f"the sandbox did not start ({error}): {' / '.join(said)}") from None
 
-    def _join_cpu_share(self) -> None:
-        """In the new process, before bwrap: join the CPU share, with all that it will start."""
-        with open(self.cpu / "cgroup.procs", "w") as procs:
-            procs.write("0")
-
     def stop(self) -> None:
         """Stop the template and everything in its namespaces."""
-        self.shared_run, self.shared_cells = None, []
         if self.process is not None:
             self.process.kill()
             self.process.wait()
             self.process = None
-        if self.control is not None:
-            self.control.close()
-            self.control = None
-        if self.cgroup is not None:
-            self.cgroup.remove()
-            self.cgroup = None
-        if self.cpu is not None:
+        for channel in self.channels:
+            channel.close()
+            if channel.cgroup is not None:
+                channel.cgroup.remove()
+        self.channels = []
+        for share in self.cpus:
             with contextlib.suppress(OSError):
-                self.cpu.rmdir()
-            self.cpu = None
+                share.rmdir()
+        self.cpus = []
+
+
+class Sandbox:
+    """One grading process's use of a template: a channel of a shared one (`shared`), or else
+    one of its own; restarted when it stops answering."""
+
+    def __init__(self, limits: Limits, shared: SandboxChannel | None = None):
+        self.limits = limits
+        self.channel = shared
+        self.own: SandboxProcess | None = None
+        self.shared_run: tuple[str, int] | None = None  # the lesson and cells the server ran
+        self.shared_cells: list[dict] = []  # what those cells printed
+
+    def start(self) -> None:
+        """Start a template of our own (a shared one is never restarted from here)."""
+        self.own = SandboxProcess(self.limits)
+        self.own.start()
+        self.channel = self.own.channels[0]
+
+    def _ready(self) -> None:
+        """Make sure a template answers: the shared one, once it has warmed up, or our own."""
+        if self.channel is not None and not self.channel.ready:
+            try:
+                self.channel.wait_ready()
+            except (wire.WireError, OSError, TimeoutError):
+                self.stop()
+        if self.channel is None:
+            self.start()
+
+    def stop(self) -> None:
+        """Let go of the channel; stop our own template and everything in its namespaces."""
+        self.shared_run, self.shared_cells = None, []
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.own is not None:
+            self.own.stop()
+            self.own = None
 
     def run(
         self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None, lesson=None
@@ -143,12 +212,11 @@ class Sandbox:
         the submission's cells are the same, and those cells' outputs are copied.
         """
         started = Timings()
-        if self.process is None or self.process.poll() is not None:
-            with started.step("start-up"):
-                self.start()
+        with started.step("start-up"):
+            self._ready()
         shared = 0
-        if lesson in self.prefixes:
-            shared = _same_start(self.prefixes[lesson], [source for _, source in cells])
+        if lesson in self.channel.prefixes:
+            shared = _same_start(self.channel.prefixes[lesson], [s for _, s in cells])
             try:
                 with started.step("lesson prefix"):
                     self._run_prefix(lesson, shared)
@@ -167,7 +235,8 @@ class Sandbox:
             "limits": asdict(self.limits),
             "probes": probes,
         }
-        oom_before = self.cgroup.oom_kills() if self.cgroup else 0
+        cgroup = self.channel.cgroup
+        oom_before = cgroup.oom_kills() if cgroup else 0
         try:
             report = self._run(request, (probes or {}).get("at", {}))
         except (wire.WireError, OSError, TimeoutError) as error:
@@ -178,7 +247,7 @@ class Sandbox:
             return RunReport(
                 Outcome.NOT_GRADED, f"its report could not be read ({type(error).__name__})"
             )
-        if self.cgroup and self.cgroup.oom_kills() > oom_before:
+        if cgroup and cgroup.oom_kills() > oom_before:
             report.outcome = Outcome.MEMORY_LIMIT
             report.detail = "the submission's processes went over the memory limit together"
         elif report.outcome == Outcome.GRADED and _ran_out_of_memory(report.cells):
@@ -198,7 +267,7 @@ class Sandbox:
         self.shared_run, self.shared_cells = None, []
         read, write = os.pipe()
         try:
-            wire.send_fds(self.control, Kind.LESSON, [write], lesson=lesson, upto=upto)
+            wire.send_fds(self.channel.control, Kind.LESSON, [write], lesson=lesson, upto=upto)
         finally:
             os.close(write)
         try:
@@ -208,7 +277,7 @@ class Sandbox:
             ran = wire.receive(read, PREFIX_LIMIT)
         finally:
             os.close(read)
-        self._expect(Kind.READY, timeout=PREFIX_SECONDS)
+        _expect(self.channel.control, Kind.READY, timeout=PREFIX_SECONDS)
         cells = ran.get("cells")
         if ran["kind"] != Kind.PREFIX or not isinstance(cells, list) or len(cells) != upto:
             raise wire.WireError("the lesson's first cells did not all report")
@@ -220,20 +289,20 @@ class Sandbox:
         timings = Timings()
         try:
             with timings.step("fork"):
-                wire.send_fds(self.control, Kind.FORK, [request_read, report_write])
+                wire.send_fds(self.channel.control, Kind.FORK, [request_read, report_write])
         finally:
             os.close(request_read)
             os.close(report_write)
         try:
             with timings.step("fork"):
-                self._expect(Kind.FORKED, timeout=CONTROL_SECONDS)
+                _expect(self.channel.control, Kind.FORKED, timeout=CONTROL_SECONDS)
             # If the fork died before reading it, the watch says how.
             with contextlib.suppress(BrokenPipeError):
                 wire.write_all(request_write, wire.encode(Kind.REQUEST, **request))
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
-            report = _Watch(self.limits, probes_at).follow(report_read, self.control)
+            report = _Watch(self.limits, probes_at).follow(report_read, self.channel.control)
         finally:
             os.close(report_read)
             if request_write >= 0:
@@ -245,24 +314,25 @@ class Sandbox:
 
     def _clean(self) -> None:
         """Have the template stop everything the submission started, before anything else."""
-        wire.send_fds(self.control, Kind.CLEAN, [])
-        while (
-            self._expect((Kind.CLEANED, Kind.EXITED), timeout=CONTROL_SECONDS)["kind"]
-            != Kind.CLEANED
-        ):
+        control = self.channel.control
+        wire.send_fds(control, Kind.CLEAN, [])
+        answers = (Kind.CLEANED, Kind.EXITED)
+        while _expect(control, answers, CONTROL_SECONDS)["kind"] != Kind.CLEANED:
             pass
 
-    def _expect(self, kinds, timeout: float) -> dict:
-        kinds = (kinds,) if isinstance(kinds, str) else kinds
-        ready, _, _ = select.select([self.control], [], [], timeout)
-        if not ready:
-            raise TimeoutError(f"no answer from the sandbox in {timeout:.0f} s")
-        message, fds = wire.receive_fds(self.control)
-        for fd in fds:
-            os.close(fd)
-        if message["kind"] not in kinds:
-            raise wire.WireError(f"the sandbox said {message['kind']}, expected {kinds[0]}")
-        return message
+
+def _expect(control: socket.socket, kinds, timeout: float) -> dict:
+    """The next message on `control`, which must be one of `kinds`."""
+    kinds = (kinds,) if isinstance(kinds, str) else kinds
+    ready, _, _ = select.select([control], [], [], timeout)
+    if not ready:
+        raise TimeoutError(f"no answer from the sandbox in {timeout:.0f} s")
+    message, fds = wire.receive_fds(control)
+    for fd in fds:
+        os.close(fd)
+    if message["kind"] not in kinds:
+        raise wire.WireError(f"the sandbox said {message['kind']}, expected {kinds[0]}")
+    return message
 
 
 class _Watch:

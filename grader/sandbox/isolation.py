@@ -137,11 +137,11 @@ def _bwrap_command(as_root: bool) -> list[str]:
     ]
 
 
-# Run inside the sandbox by `detect_protections`: can a submission get mount and IPC namespaces
-# of its own (unprivileged, inside a user namespace of its own)?
+# Run inside the sandbox by `detect_protections`: can a submission get mount, IPC and network
+# namespaces of its own (unprivileged, inside a user namespace of its own)?
 _UNSHARE_TRIAL = (
     "import ctypes, os, sys; user = 0x10000000 if os.geteuid() else 0;"
-    " sys.exit(ctypes.CDLL(None).unshare(0x08020000 | user) != 0)"
+    " sys.exit(ctypes.CDLL(None).unshare(0x48020000 | user) != 0)"
 )
 
 

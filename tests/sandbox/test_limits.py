@@ -114,6 +114,14 @@ for pid in children:
 """
 
 
+def _throttled(share, cores: float) -> bool:
+    """Whether the CPU share `share` allows `cores` cores and has held its processes back."""
+    period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
+    assert int(quota) == int(int(period) * cores)
+    stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
+    return int(stat["nr_throttled"]) > 0
+
+
 def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     """A submission's busy processes are throttled to the sandbox's CPU share (one core by
     default), so the other core stays for the submission another worker grades meanwhile."""
@@ -128,9 +136,24 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     with GradingSession(limits, jobs=1) as session:
         (result,) = autograde(course, LESSON, ["busy"], session=session)
         assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
-        share = session.warm.get().sandbox.cpu
-        assert share is not None, detect_protections()[0].describe()
-        period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
-        assert int(quota) == int(int(period) * 0.4) and Limits().cpu_cores == 1.0
-        stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
-        assert int(stat["nr_throttled"]) > 0
+        shares = session.warm.get().sandbox.own.cpus
+        assert len(shares) == 1, detect_protections()[0].describe()
+        assert _throttled(shares[0], 0.4) and Limits().cpu_cores == 1.0
+
+
+def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
+    """Grading processes that share one sandbox template still get a CPU share each: both
+    busy submissions, graded at once, are held to their own share."""
+    from grader.grading.lesson import GradingSession, autograde
+    from grader.sandbox.isolation import Limits
+
+    course = new_course(tmp_path / "course", honest=None)
+    for student in ("busy_a", "busy_b"):
+        submit(course, student, solution_with(FOUR_BUSY_PROCESSES))
+    limits = Limits(cell_seconds=20, notebook_seconds=60, cpu_cores=0.4)
+    with GradingSession(limits, jobs=2) as session:
+        results = autograde(course, LESSON, session=session)
+        assert [(r.score, r.outcome) for r in results] == [(FULL_MARKS, "graded")] * 2
+        assert session.sandbox is not None, detect_protections()[0].describe()
+        shares = session.sandbox.cpus
+        assert len(shares) == 2 and all(_throttled(share, 0.4) for share in shares)

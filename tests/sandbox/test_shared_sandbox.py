@@ -1,0 +1,76 @@
+"""Grading processes that share one sandbox template cannot reach each other's submissions.
+
+Two workers grade at once in one template: a hostile submission on one of them signals every
+process it can see, plants files and listens on a socket while honest submissions run on the
+other. They must be graded as if alone.
+"""
+
+import pytest
+from integrity_tools import FULL_MARKS, LESSON, autograded, new_course, solution_with, submit
+
+from grader.grading.lesson import GradingSession, autograde
+from grader.sandbox.isolation import Limits, detect_protections
+
+pytestmark = pytest.mark.integration
+
+LIMITS = Limits(cell_seconds=20, notebook_seconds=60)
+HOSTILE = """
+import os, signal, socket, time
+_me = os.getuid()
+_listener = socket.socket(socket.AF_UNIX)
+_listener.bind("\\0shared-sandbox-plant")
+_listener.listen()
+for _folder in ("/tmp", "/dev/shm"):
+    with open(f"{_folder}/planted", "w") as _file:
+        _file.write("planted")
+_others, _refused = set(), 0
+_deadline = time.time() + 6
+while time.time() < _deadline:
+    for _pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            _owner = os.stat(f"/proc/{_pid}").st_uid
+            if _owner == _me:
+                continue
+            if _owner >= 1_000_000_000:
+                _others.add(_owner)
+            os.kill(int(_pid), signal.SIGKILL)
+        except PermissionError:
+            _refused += 1
+        except OSError:
+            pass
+    time.sleep(0.02)
+print("other submissions seen:", len(_others), "signals refused:", _refused > 0)
+"""
+HONEST_BUT_SLOW = """
+import os, socket, time
+time.sleep(1.5)
+assert not os.path.exists("/tmp/planted") and not os.path.exists("/dev/shm/planted")
+_probe = socket.socket(socket.AF_UNIX)
+try:
+    _probe.connect("\\0shared-sandbox-plant")
+    raise AssertionError("reached another submission's socket")
+except ConnectionRefusedError:
+    pass
+"""
+VICTIMS = ["victim_a", "victim_b", "victim_c"]
+
+
+def test_a_submission_cannot_reach_one_graded_at_once_beside_it(tmp_path):
+    course = new_course(tmp_path / "course", honest=None)
+    submit(course, "attacker", solution_with(HOSTILE))
+    for student in VICTIMS:
+        submit(course, student, solution_with(HONEST_BUT_SLOW, cells=2))
+    with GradingSession(LIMITS, jobs=2) as session:
+        results = {r.student: r for r in autograde(course, LESSON, session=session)}
+        assert session.sandbox is not None, detect_protections()[0].describe()
+    for student in ["attacker", *VICTIMS]:
+        result = results[student]
+        assert (result.outcome, result.score) == ("graded", FULL_MARKS), (student, result.detail)
+    printed = "".join(
+        out.get("text", "")
+        for cell in autograded(course, "attacker").cells
+        for out in cell.get("outputs", [])
+    )
+    # It ran while others did, and the sandbox refused its signals.
+    seen = int(printed.split("other submissions seen:")[1].split()[0])
+    assert seen >= 1 and "signals refused: True" in printed, printed
