@@ -74,3 +74,23 @@ def test_a_submission_cannot_reach_one_graded_at_once_beside_it(tmp_path):
     # It ran while others did, and the sandbox refused its signals.
     seen = int(printed.split("other submissions seen:")[1].split()[0])
     assert seen >= 1 and "signals refused: True" in printed, printed
+
+
+def test_a_worker_whose_shared_template_stopped_goes_on_with_its_own():
+    """A channel whose template is gone is given up: the submission runs in a template of the
+    worker's own, and so do the next ones."""
+    from grader.sandbox.client import Sandbox, SandboxProcess
+
+    shared = SandboxProcess(LIMITS, channels=1)
+    shared.start(wait=False)
+    shared.process.kill()
+    sandbox = Sandbox(LIMITS, shared.channels[0])
+    try:
+        for _ in range(2):
+            report = sandbox.run([(0, "print(6 * 7)")], {})
+            assert report.outcome == "graded", report.detail
+            assert report.cells[0]["outputs"][0]["text"] == "42\n"
+            assert sandbox.own is not None and sandbox.channel is sandbox.own.channels[0]
+    finally:
+        sandbox.stop()
+        shared.stop()
