@@ -43,9 +43,10 @@ class Process:
         os.waitpid(self.pid, 0)
 
 
-def start_lesson(lesson: str, close_in_child: list[int]) -> Process:
-    """Fork `lesson`'s process; the child first closes `close_in_child` (channels and pipes
-    that are not its own)."""
+def start_lesson(lesson: str, close_in_child: list[int], runner=None) -> Process:
+    """Fork `lesson`'s process, which runs cells with `runner` (a `warm_runner()`, made now if
+    not given); the child first closes `close_in_child` (channels and pipes not its own)."""
+    runner = runner or warm_runner()
     to_read, to_write = os.pipe()
     from_read, from_write = os.pipe()
     pid = os.fork()
@@ -59,7 +60,7 @@ def start_lesson(lesson: str, close_in_child: list[int]) -> Process:
         os.close(from_read)
         for fd in close_in_child:
             os.close(fd)
-        _serve_lesson(lesson, to_read, from_write)
+        _serve_lesson(lesson, to_read, from_write, runner)
     except BaseException:
         code = 70
     finally:
@@ -97,7 +98,25 @@ def _problems(observations: dict, probes: dict) -> str | None:
     return None
 
 
-def _serve_lesson(lesson: str, requests: int, answers: int) -> None:
+def warm_runner():
+    """The cell runner lesson processes are forked with, warmed with the released lessons'
+    cells (their imports and first calls paid once); it shows no figure and formats no
+    traceback, as nobody looks at them."""
+    import nbformat  # noqa: F401 -- each lesson process reads its notebook
+
+    from grader import checks, probing  # noqa: F401 -- solutions and probes use them
+    from grader.sandbox.cell_runner import CellRunner
+    from grader.sandbox.client import released_lesson_code
+
+    runner = CellRunner()
+    runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
+    runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
+    later_cells, prefixes = released_lesson_code()
+    runner.warm_up([cell for cells in prefixes.values() for cell in cells] + later_cells)
+    return runner
+
+
+def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
     """What a lesson process does: run the solution's cells before the first exercise once, then
     for each seed fork, and in the fork run the exercises with each test cell's probe in its
     place, and answer."""
@@ -105,14 +124,10 @@ def _serve_lesson(lesson: str, requests: int, answers: int) -> None:
 
     from grader.judging.reference import probes_file
     from grader.probing import load_probes
-    from grader.sandbox.cell_runner import CellRunner
 
     notebook = solution_notebook(lesson)
     os.chdir(notebook.parent)
     probes = load_probes(probes_file(lesson).read_text())
-    runner = CellRunner()
-    runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
-    runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
     prefix, rest = _split(nbformat.read(notebook, as_version=4))
     for cell in prefix:
         runner.run(cell.source)
@@ -143,6 +158,7 @@ class Lessons:
     """The lesson processes, each with the channels waiting for its answers, oldest first."""
 
     keep: int
+    runner: object = None  # the warm cell runner lesson processes are forked with
     running: dict[str, Process] = field(default_factory=dict)
     waiting: dict[str, collections.deque] = field(default_factory=dict)
 
@@ -165,7 +181,7 @@ class Lessons:
 
     def _start(self, lesson: str, channels: list[int]) -> None:
         theirs = [fd for p in self.running.values() for fd in (p.requests, p.answers)]
-        self.running[lesson] = start_lesson(lesson, theirs + channels)
+        self.running[lesson] = start_lesson(lesson, theirs + channels, self.runner)
         self.waiting[lesson] = collections.deque()
 
     def answers(self) -> dict[int, str]:
@@ -224,7 +240,7 @@ def serve(channels: list[int]) -> None:
     torch.set_num_threads(1)
     os.dup2(os.open(os.devnull, os.O_RDWR), sys.stdout.fileno())
     open_channels = list(channels)
-    lessons = Lessons(keep=len(channels))
+    lessons = Lessons(keep=len(channels), runner=warm_runner())
     while open_channels:
         from_lessons = lessons.answers()
         ready, _, _ = select.select(open_channels + list(from_lessons), [], [])

@@ -182,6 +182,21 @@ class CellRunner:
         self.shell.enable_matplotlib("inline")
         _skip_module_scan_for_cells(self.shell.compile._filename_map)
 
+    def warm_up(self, sources: list[str]) -> None:
+        """Run cells once so that their imports and first calls are paid before forking, then
+        forget them: no variable, figure or execution count is left.
+
+        Only instructor code may come here (the released lessons' cells): every fork inherits
+        this process's memory.
+        """
+        for source in sources:
+            self.run(source)
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+        self.shell.reset(new_session=False)
+        self.shell.execution_count = 1
+
     def flush_streams(self) -> None:
         """Send the buffered stdout, then stderr, as a kernel does."""
         for stream in (sys.stdout, sys.stderr):

@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass, field
+from functools import partial
 
 from grader import probing
 from grader.sandbox import wire
@@ -70,21 +72,6 @@ def _warm():
         runner.run(source)
     runner.shell.execution_count = 1
     return runner
-
-
-def _warm_with(runner, sources: list[str]) -> None:
-    """Run the lessons' own cells once, so their imports and first calls are paid here.
-
-    Only lesson cells of the released notebooks come here, never solutions or hidden tests:
-    every fork inherits this process's memory.
-    """
-    for source in sources:
-        runner.run(source)
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-    runner.shell.reset(new_session=False)
-    runner.shell.execution_count = 1
 
 
 def _check(result: int, what: str) -> None:
@@ -459,64 +446,174 @@ def _serve(control: socket.socket, runner, settings: dict, cgroup) -> tuple | No
             return None
 
 
-def _lesson_server(request: tuple, prefixes: dict, control, runner, settings: dict, cgroup):
-    """Fork a server that runs a lesson's first cells once, then forks each submission from
-    there; wait for it, and return the next lesson request it handed back (or None).
+@dataclass
+class Channel:
+    """One grading process's channel, as the template keeps it: its index, and the descriptors
+    of its memory cgroup and CPU share (None where there are none)."""
 
-    The lesson server runs instructor code only (the released lesson's cells, sent at start-up)
-    and, like this server, never reads a request, a cell or a report of a submission.
+    index: int
+    cgroup: int | None
+    cpu: int | None
+
+    def fds(self) -> list[int]:
+        """The cgroup descriptors, to hand to a new server of the channel."""
+        return [fd for fd in (self.cgroup, self.cpu) if fd is not None]
+
+
+def _attendant(control: socket.socket, channel: Channel, fds: list[int], runner, settings, router):
+    """Serve one grading process from `runner`'s state: fork and clean its submissions until it
+    asks for another lesson (handed to the template through `router`) or goes away.
+
+    `fds` are the channel's cgroup descriptors (memory, then CPU share, as `channel` has them).
     """
-    message, (out,) = request
-    hand_back, handed = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the submissions' orphans come to us
+    held = iter(fds)
+    cgroup = next(held) if channel.cgroup is not None else None
+    if channel.cpu is not None:
+        cpu = next(held)
+        os.write(cpu, b"0")
+        os.close(cpu)
+    wire.send_fds(control, Kind.READY, [])
+    following = _serve(control, runner, {**settings, "server_fds": [router.fileno()]}, cgroup)
+    if following is not None:
+        message, (out,) = following
+        asked = {"lesson": message.get("lesson"), "upto": message.get("upto")}
+        wire.send_fds(router, Kind.LESSON, [control.fileno(), out], channel=channel.index, **asked)
+
+
+def _reap(*_) -> None:
+    """On SIGCHLD: collect every child that ended (a server or attendant that ended must not
+    stay behind as a zombie: submissions see the process table)."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def _fork_server(close: list[int], work) -> int:
+    """Fork a server process that first closes `close` (descriptors not its own), then does
+    `work()`; return its pid."""
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
-            hand_back.close()
-            _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # not inherited through fork
-            sources = prefixes.get(str(message.get("lesson")), [])
-            upto = message.get("upto")
-            upto = upto if type(upto) is int and 0 <= upto <= len(sources) else 0
-            os.chdir(tempfile.mkdtemp(prefix="lesson-"))
-            cells = []
-            for source in sources[:upto]:
-                outputs, count, _ = runner.run(source)
-                cells.append({"outputs": outputs, "count": count})
-            wire.write_all(out, wire.encode(Kind.PREFIX, cells=cells))
-            os.close(out)
-            wire.send_fds(control, Kind.READY, [])
-            mine = {**settings, "server_fds": [handed.fileno()]}
-            following = _serve(control, runner, mine, cgroup)
-            if following is not None:
-                wire.send_fds(handed, following[0].pop("kind"), following[1], **following[0])
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # a server waits for its own
+            for fd in close:
+                os.close(fd)
+            work()
         except BaseException:
             traceback.print_exc()
             code = 70
         finally:
             os._exit(code)
-    os.close(out)
-    handed.close()
-    os.waitpid(pid, 0)
-    hand_back.setblocking(False)
-    try:
-        following = wire.receive_fds(hand_back)
-    except (wire.WireError, OSError):  # it stopped without one
-        following = None
-    hand_back.close()
-    return following
+    return pid
 
 
-def _channel(control: socket.socket, cgroup, cpu, runner, warm: dict, settings: dict) -> None:
-    """Serve one grading process on its control socket: its submissions go to the memory
-    cgroup `cgroup` and, like everything this server starts, use the CPU share `cpu`."""
-    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the submissions' orphans come to us
-    if cpu is not None:
-        os.write(cpu, b"0")
-        os.close(cpu)
-    wire.send_fds(control, Kind.READY, [])
-    request = _serve(control, runner, settings, cgroup)
-    while request is not None:  # a lesson server that stops without a request ends us too
-        request = _lesson_server(request, warm["prefixes"], control, runner, settings, cgroup)
+def _lesson_server(sources: list[str], joins: socket.socket, runner, settings, router) -> None:
+    """Run a lesson's first cells (`sources`) once, then, for each grading process that joins
+    (its control socket, the pipe their outputs go to, and its cgroups), send the outputs and
+    fork an attendant from this state. Ends when the template closes `joins`.
+
+    It runs instructor code only (the released lesson's cells, sent at start-up) and, like the
+    template, never reads a request, a cell or a report of a submission.
+    """
+    signal.signal(signal.SIGCHLD, _reap)  # its attendants, when they end
+    os.chdir(tempfile.mkdtemp(prefix="lesson-"))
+    cells = []
+    for source in sources:
+        outputs, count, _ = runner.run(source)
+        cells.append({"outputs": outputs, "count": count})
+    while True:
+        try:
+            message, fds = wire.receive_fds(joins)
+        except (wire.WireError, OSError):
+            return
+        control, out, *cgroups = fds
+        with contextlib.suppress(OSError):  # that grading process gave up waiting
+            wire.write_all(out, wire.encode(Kind.PREFIX, cells=cells))
+        os.close(out)
+        channel = Channel(message["channel"], message["cgroup"], message["cpu"])
+        sock = socket.socket(fileno=control)
+        attend = partial(_attendant, sock, channel, cgroups, runner, settings, router)
+        _fork_server([joins.fileno()], attend)
+        sock.close()
+        for fd in cgroups:
+            os.close(fd)
+
+
+@dataclass
+class LessonServers:
+    """The template's lesson servers, by (lesson, cells run), least recently joined first; at
+    most `keep` are kept (one let go carries on while grading processes still use it)."""
+
+    keep: int
+    running: dict[tuple, socket.socket] = field(default_factory=dict)
+
+    def join(self, key: tuple, start) -> socket.socket:
+        """The socket that joins `key`'s server, which `start()` starts (returning it) if
+        needed."""
+        if key not in self.running:
+            while len(self.running) >= self.keep:
+                self.running.pop(next(iter(self.running))).close()
+            self.running[key] = start()
+        self.running[key] = self.running.pop(key)
+        return self.running[key]
+
+    def drop(self, key: tuple) -> None:
+        """Let go of `key`'s server (it failed)."""
+        self.running.pop(key).close()
+
+    def fds(self) -> list[int]:
+        """Their descriptors, which no process forked from the template may keep."""
+        return [joins.fileno() for joins in self.running.values()]
+
+
+def _route(
+    router: socket.socket,
+    theirs: socket.socket,
+    channels: list[Channel],
+    prefixes,
+    runner,
+    settings,
+) -> None:
+    """The template's loop: pass each grading process that asks for a lesson (through `router`,
+    whose other end `theirs` every attendant holds) to the lesson's server, started on first
+    need."""
+    servers = LessonServers(keep=len(channels))
+    keep_out = [router.fileno(), *(fd for c in channels for fd in c.fds())]
+
+    def start(sources: list[str], passing: list[int]) -> socket.socket:
+        ours, joins = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        close = [*keep_out, *servers.fds(), ours.fileno(), *passing]
+        _fork_server(close, partial(_lesson_server, sources, joins, runner, settings, theirs))
+        joins.close()
+        return ours
+
+    while True:
+        message, fds = wire.receive_fds(router)
+        index = message.get("channel")
+        if message["kind"] != Kind.LESSON or len(fds) != 2 or index not in range(len(channels)):
+            for fd in fds:
+                os.close(fd)
+            continue
+        sources = prefixes.get(str(message.get("lesson")), [])
+        upto = message.get("upto")
+        upto = upto if type(upto) is int and 0 <= upto <= len(sources) else 0
+        key = (message.get("lesson"), upto)
+        joins = servers.join(key, partial(start, sources[:upto], fds))
+        channel = channels[index]
+        try:
+            wire.send_fds(
+                joins,
+                Kind.LESSON,
+                fds + channel.fds(),
+                channel=index,
+                cgroup=channel.cgroup,
+                cpu=channel.cpu,
+            )
+        except OSError:  # its server failed: the grading process sees no answer, and it goes
+            servers.drop(key)
+        for fd in fds:
+            os.close(fd)
 
 
 def _descriptors(name: str, count: int) -> list[int | None]:
@@ -526,52 +623,45 @@ def _descriptors(name: str, count: int) -> list[int | None]:
 
 
 def main() -> None:
-    """Warm up, then fork a server for each grading process's channel, and wait for them."""
+    """Warm up, fork an attendant for each grading process's channel, then route the channels
+    that ask for a lesson to its lesson server."""
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # forks may not ptrace or read our memory
-    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of the servers come to us
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # warming up starts no process to collect
     controls = [int(fd) for fd in os.environ["GRADER_CONTROL_FDS"].split(",")]
-    channels = list(
-        zip(
-            controls,
-            _descriptors("GRADER_CGROUP_FDS", len(controls)),
-            _descriptors("GRADER_CPU_FDS", len(controls)),
-            strict=True,
+    channels = [
+        Channel(index, cgroup, cpu)
+        for index, (cgroup, cpu) in enumerate(
+            zip(
+                _descriptors("GRADER_CGROUP_FDS", len(controls)),
+                _descriptors("GRADER_CPU_FDS", len(controls)),
+                strict=True,
+            )
         )
-    )
+    ]
     settings = {
         "isolate": os.environ.get("GRADER_ISOLATE") == "1",
         "scratch_bytes": int(os.environ.get("GRADER_SCRATCH_BYTES", str(512 * 1024**2))),
         # In the sandbox's PID namespace every process below a server can be found and stopped.
         "complete": _in_sandbox(),
-        "server_fds": [],
     }
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     runner = _warm()
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
-    _warm_with(runner, warm["sources"])
+    runner.warm_up(warm["sources"])
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
-    for index, (control, cgroup, cpu) in enumerate(channels):
-        if os.fork() == 0:
-            code = 0
-            try:
-                for other, fds in enumerate(channels):  # the other channels are not ours
-                    for fd in fds if other != index else ():
-                        if fd is not None:
-                            os.close(fd)
-                _channel(socket.socket(fileno=control), cgroup, cpu, runner, warm, settings)
-            except BaseException:
-                traceback.print_exc()
-                code = 70
-            finally:
-                os._exit(code)
-    for fds in channels:
-        for fd in fds:
-            if fd is not None:
-                os.close(fd)
-    with contextlib.suppress(ChildProcessError):
-        while True:
-            os.wait()
+    router, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sockets = [socket.socket(fileno=control) for control in controls]
+    for channel, sock in zip(channels, sockets, strict=True):
+        others = [c for c in controls if c != sock.fileno()]
+        others += [fd for c in channels if c is not channel for fd in c.fds()]
+        attend = partial(_attendant, sock, channel, channel.fds(), runner, settings, theirs)
+        _fork_server([router.fileno(), *others], attend)
+    for sock in sockets:  # each attendant has its own
+        sock.close()
+    signal.signal(signal.SIGCHLD, _reap)
+    _reap()  # any that ended before
+    _route(router, theirs, channels, warm["prefixes"], runner, settings)
 
 
 if __name__ == "__main__":

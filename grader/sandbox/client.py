@@ -103,7 +103,7 @@ class SandboxProcess:
             "GRADER_ISOLATE": "1" if self.protections.per_submission else "0",
             "GRADER_SCRATCH_BYTES": str(self.limits.memory_bytes),
         }
-        sources, prefixes = _released_lesson_code()
+        sources, prefixes = released_lesson_code()
         passed, controls, memory, cpu = [], [], [], []
         for index in range(self.count):
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -478,7 +478,7 @@ def _ran_out_of_memory(cells: dict) -> bool:
     return False
 
 
-def _released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
+def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
     """The released lessons' code (no solutions in it): the lesson cells among and after the
     exercises, which every submission's fork runs, and each lesson's code cells before its
     first exercise, which its lesson server runs once."""
