@@ -63,8 +63,8 @@ def autograde_submission(
     """Grade `student`'s `lesson` into autograded/ and the gradebook.
 
     The submission's probes draw their inputs from a seed chosen here for it alone, and the
-    reference server gives the solution's observations for the same seed (and prepares the
-    lesson graded next, `then`).
+    reference server gives the solution's observations for the same seed. The sandbox and the
+    reference server prepare the lesson graded next (`then`) meanwhile.
     """
     timings = Timings()
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
@@ -101,7 +101,7 @@ def autograde_submission(
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
     cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson)
+    report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
     timings.update(report.timings)
     with timings.step("reference"):
         references = workers.references.answer(lesson, probes["seed"]) if probes else {}

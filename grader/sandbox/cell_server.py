@@ -425,9 +425,10 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
     wire.send_fds(control, Kind.CLEANED, [], leftovers=left)
 
 
-def _serve(control: socket.socket, runner, settings: dict, cgroup) -> tuple | None:
+def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tuple | None:
     """Fork a child per submission from `runner`'s state, until asked for another lesson (return
-    that request and its descriptors) or the control socket closes (return None)."""
+    that request and its descriptors) or the control socket closes (return None). A lesson to
+    be asked for later is passed on to the template (`router`) at once."""
     while True:
         try:
             message, fds = wire.receive_fds(control)
@@ -440,6 +441,9 @@ def _serve(control: socket.socket, runner, settings: dict, cgroup) -> tuple | No
             _attend(control, child, mine)
         elif message["kind"] == Kind.LESSON and len(fds) == 1:
             return message, fds
+        elif message["kind"] == Kind.PREPARE and not fds:
+            asked = {"lesson": message.get("lesson"), "upto": message.get("upto")}
+            wire.send_fds(router, Kind.PREPARE, [], **asked)
         else:
             for fd in fds:
                 os.close(fd)
@@ -474,7 +478,8 @@ def _attendant(control: socket.socket, channel: Channel, fds: list[int], runner,
         os.write(cpu, b"0")
         os.close(cpu)
     wire.send_fds(control, Kind.READY, [])
-    following = _serve(control, runner, {**settings, "server_fds": [router.fileno()]}, cgroup)
+    mine = {**settings, "server_fds": [router.fileno()]}
+    following = _serve(control, runner, mine, cgroup, router)
     if following is not None:
         message, (out,) = following
         asked = {"lesson": message.get("lesson"), "upto": message.get("upto")}
@@ -558,6 +563,14 @@ class LessonServers:
         self.running[key] = self.running.pop(key)
         return self.running[key]
 
+    def prepare(self, key: tuple, start) -> None:
+        """Start `key`'s server now, for a grading process to join later, unless that would
+        let go of the server last joined."""
+        if key not in self.running and (self.keep > 1 or not self.running):
+            if len(self.running) >= self.keep:
+                self.running.pop(next(iter(self.running))).close()
+            self.running = {key: start(), **self.running}  # not joined yet: first to go
+
     def drop(self, key: tuple) -> None:
         """Let go of `key`'s server (it failed)."""
         self.running.pop(key).close()
@@ -590,15 +603,18 @@ def _route(
 
     while True:
         message, fds = wire.receive_fds(router)
+        sources = prefixes.get(str(message.get("lesson")), [])
+        upto = message.get("upto")
+        upto = upto if type(upto) is int and 0 <= upto <= len(sources) else 0
+        key = (message.get("lesson"), upto)
+        if message["kind"] == Kind.PREPARE and not fds:
+            servers.prepare(key, partial(start, sources[:upto], []))
+            continue
         index = message.get("channel")
         if message["kind"] != Kind.LESSON or len(fds) != 2 or index not in range(len(channels)):
             for fd in fds:
                 os.close(fd)
             continue
-        sources = prefixes.get(str(message.get("lesson")), [])
-        upto = message.get("upto")
-        upto = upto if type(upto) is int and 0 <= upto <= len(sources) else 0
-        key = (message.get("lesson"), upto)
         joins = servers.join(key, partial(start, sources[:upto], fds))
         channel = channels[index]
         try:

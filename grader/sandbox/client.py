@@ -175,6 +175,7 @@ class Sandbox:
         self.own: SandboxProcess | None = None
         self.shared_run: tuple[str, int] | None = None  # the lesson and cells the server ran
         self.shared_cells: list[dict] = []  # what those cells printed
+        self.prepared: set[str] = set()  # lessons whose first cells were asked for, for later
 
     def start(self) -> None:
         """Start a template of our own (a shared one is never restarted from here)."""
@@ -203,13 +204,19 @@ class Sandbox:
             self.own = None
 
     def run(
-        self, cells: list[tuple[int, str]], files: dict[str, bytes], probes=None, lesson=None
+        self,
+        cells: list[tuple[int, str]],
+        files: dict[str, bytes],
+        probes=None,
+        lesson=None,
+        then=None,
     ) -> RunReport:
         """Run the cells, with the files beside them, in a fresh fork; return what came back.
 
         `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells. For a
         `lesson`, the fork starts from the server's run of the lesson's first cells, as far as
-        the submission's cells are the same, and those cells' outputs are copied.
+        the submission's cells are the same, and those cells' outputs are copied. The lesson
+        graded next (`then`) has its first cells run meanwhile.
         """
         started = Timings()
         with started.step("start-up"):
@@ -229,6 +236,11 @@ class Sandbox:
                 except (wire.WireError, OSError, TimeoutError, RuntimeError) as error:
                     self.stop()
                     return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
+        if then in self.channel.prefixes and then not in self.prepared:
+            self.prepared.add(then)
+            upto = len(self.channel.prefixes[then])
+            with contextlib.suppress(OSError):  # a broken channel shows in the run
+                wire.send_fds(self.channel.control, Kind.PREPARE, [], lesson=then, upto=upto)
         request = {
             "cells": cells[shared:],
             "files": {name: data.hex() for name, data in files.items()},

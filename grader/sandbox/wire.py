@@ -17,13 +17,15 @@ MAX_DEPTH = 64
 
 class Kind(StrEnum):
     """Every kind of message, named once. Grading process <-> cell server: WARM (the lesson
-    cells), READY, LESSON (run a lesson's first cells once), PREFIX (their outputs), FORK,
+    cells), READY, LESSON (run a lesson's first cells once), PREPARE (have them run, for
+    later), PREFIX (their outputs), FORK,
     FORKED, CLEAN, EXITED, CLEANED; grading process -> submission: REQUEST;
     submission -> grading process: START, CELL, PROBE, FINISHED; grading process <-> reference
     server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
 
     WARM = "warm"
     LESSON = "lesson"
+    PREPARE = "prepare"
     PREFIX = "prefix"
     READY = "ready"
     FORK = "fork"

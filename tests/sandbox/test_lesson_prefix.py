@@ -91,3 +91,58 @@ def test_a_submission_holds_no_socket_of_the_servers(tmp_path, grading_session):
         for out in cell.outputs
     )
     assert "sockets: 0" in seen, seen
+
+
+def test_lesson_servers_are_kept_by_last_use_and_a_prepared_one_goes_first():
+    """The template keeps `keep` lesson servers: joining one makes it the last to go; one
+    started ahead of need goes first until joined; with room for one, the one in use stays."""
+    from grader.sandbox.cell_server import LessonServers
+
+    started, closed = [], []
+
+    class Server:
+        def __init__(self, key):
+            self.key = key
+            started.append(key)
+
+        def close(self):
+            closed.append(self.key)
+
+    servers = LessonServers(keep=2)
+    servers.join("a", lambda: Server("a"))
+    servers.prepare("b", lambda: Server("b"))
+    servers.prepare("b", lambda: Server("b"))  # already there
+    assert started == ["a", "b"] and not closed
+    servers.prepare("c", lambda: Server("c"))  # goes before "a", which was joined
+    assert closed == ["b"] and list(servers.running) == ["c", "a"]
+    servers.join("c", lambda: Server("c"))
+    servers.join("d", lambda: Server("d"))
+    assert closed == ["b", "a"] and list(servers.running) == ["c", "d"]
+    alone = LessonServers(keep=1)
+    alone.join("e", lambda: Server("e"))
+    alone.prepare("f", lambda: Server("f"))
+    assert list(alone.running) == ["e"] and "f" not in started
+
+
+def test_a_lesson_prepared_ahead_is_joined_with_its_outputs(tmp_path):
+    """A run that names the next lesson has its first cells run meanwhile; the next lesson's
+    submission then starts from them, with their outputs."""
+    from grader.course import lessons
+    from grader.sandbox.client import Sandbox, released_lesson_code
+    from grader.sandbox.isolation import Limits
+
+    first, second = lessons()[:2]
+    _, prefixes = released_lesson_code()
+    sandbox = Sandbox(Limits())
+    try:
+        cells = [*enumerate(prefixes[first]), (len(prefixes[first]), "print('one')")]
+        report = sandbox.run(cells, {}, None, first, then=second)
+        assert report.outcome == "graded" and second in sandbox.prepared
+        cells = [*enumerate(prefixes[second]), (len(prefixes[second]), "print('two')")]
+        report = sandbox.run(cells, {}, None, second)
+        assert report.outcome == "graded", report.detail
+        assert report.cells[len(prefixes[second])]["outputs"][0]["text"] == "two\n"
+        shown = [c for c in report.cells.values() if c["outputs"]]
+        assert len(shown) > 1  # the lesson's own cells came with their outputs
+    finally:
+        sandbox.stop()
