@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.course import lessons  # noqa: E402
 from grader.judging.reference import ReferenceServer  # noqa: E402
-from grader.sandbox.client import Sandbox  # noqa: E402
+from grader.sandbox.client import Sandbox, SandboxProcess  # noqa: E402
 from grader.sandbox.isolation import Limits  # noqa: E402
 
 CELLS = [(0, "x = 1 + 1")]
@@ -37,15 +37,18 @@ def _median_ms(action, rounds: int) -> float:
 
 def sandbox_run_ms(isolated: bool, rounds: int) -> float:
     """Median time to run a one-cell submission, with or without per-submission isolation."""
-    sandbox = Sandbox(Limits())
+    template = SandboxProcess(Limits())
     if not isolated:
-        sandbox.protections = replace(
-            sandbox.protections, per_submission=False, memory_cgroup=False
+        template.protections = replace(
+            template.protections, per_submission=False, memory_cgroup=False
         )
+    template.start()
+    sandbox = Sandbox(Limits(), template.channels[0])
     try:
         return _median_ms(lambda: sandbox.run(CELLS, {}), rounds)
     finally:
         sandbox.stop()
+        template.stop()
 
 
 def main() -> None:
