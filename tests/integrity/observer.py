@@ -1,6 +1,6 @@
 """Run first in the last submission of the attack run (otherwise the solution): what is left?
 
-Every submission of a run is graded by the same sandbox, as the same user. Whatever an earlier
+Every submission of a run is graded by the same sandbox. Whatever an earlier
 submission left that this one can see (files, processes, IPC objects, kernel keys, listening
 sockets, open files inherited from the template and changed, planted modules, environment) is
 printed on one line as JSON, after LEFTOVERS.
@@ -46,10 +46,19 @@ def _ancestors() -> set[int]:
     return chain
 
 
+def _grader_owned(pid: str) -> bool:
+    """A process of the grader's own (its servers run as root; every submission runs as a
+    user of its own, so a submission's leftover never does)."""
+    try:
+        return _os.getuid() != 0 and _os.stat(f"/proc/{pid}").st_uid == 0
+    except OSError:
+        return False
+
+
 def _processes() -> list[str]:
     found, ours = [], _ancestors()
     for pid in _os.listdir("/proc"):
-        if pid.isdigit() and int(pid) not in ours:
+        if pid.isdigit() and int(pid) not in ours and not _grader_owned(pid):
             try:
                 with open(f"/proc/{pid}/cmdline") as handle:
                     found.append(f"{pid}: {handle.read().replace(chr(0), ' ')[:80]}")
