@@ -176,11 +176,11 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
         report = SubmissionReport(task.student, task.lesson, *found)
         _zero(api, task.lesson, task.student)
     else:
-        report, wanted = _run(api, task, warm)
+        report, deleted = _run(api, task, warm)
         report = replace(
             report,
             not_graded=tuple(submission_check.extra_notebooks(folder, task.lesson)),
-            deleted_tests=tuple(submission_check.deleted_tests(folder, task.lesson, wanted)),
+            deleted_tests=deleted,
         )
     with timings.step("bookkeeping"):
         outcomes.record(
@@ -190,8 +190,8 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
     return report
 
 
-def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport, list[str]]:
-    """Run and grade the submission; its report, and the lesson's graded cells."""
+def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport, tuple]:
+    """Run and grade the submission; its report, and the lesson's graded cells it deleted."""
     lesson, student = task.lesson, task.student
     if task.engine == GradingEngine.FAST:
         from grader.grading.submission import autograde_submission
@@ -207,7 +207,8 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport,
         except Exception as error:  # recorded as the outcome: one submission never stops a class
             _zero(api, lesson, student)
             detail = f"{type(error).__name__}: {error}"
-            return SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail), _graded(api, task)
+            report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
+            return report, _deleted(api, task)
         return SubmissionReport(
             student,
             lesson,
@@ -216,7 +217,7 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport,
             run.unjudged,
             _late(run.seconds_late),
             timings=run.timings,
-        ), list(run.grade_cells)
+        ), run.deleted()
     timings = Timings()
     with timings.step("nbgrader steps"):
         result = api.autograde(lesson, student)
@@ -224,17 +225,19 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport,
         _zero(api, lesson, student)
         detail = _last_line(result.get("error") or result.get("log"))
         report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail, timings=timings)
-        return report, _graded(api, task)
+        return report, _deleted(api, task)
     with api.gradebook as gb:
         late = _late(gb.find_submission(lesson, student).total_seconds_late)
     report = SubmissionReport(student, lesson, Outcome.GRADED, lateness=late, timings=timings)
-    return report, _graded(api, task)
+    return report, _deleted(api, task)
 
 
-def _graded(api, task: GradingTask) -> list[str]:
-    """The names of the lesson's graded cells, from the gradebook."""
+def _deleted(api, task: GradingTask) -> tuple[str, ...]:
+    """The lesson's graded cells (from the gradebook) missing from the submitted notebook."""
     with api.gradebook as gb:
-        return [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
+        graded = [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
+    folder = task.course.submission(task.student, task.lesson)
+    return tuple(submission_check.deleted_tests(folder, task.lesson, graded))
 
 
 def _serve(tasks, reports, limits: Limits, references, sandbox, index: int) -> None:

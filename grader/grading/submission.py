@@ -55,6 +55,11 @@ class GradedRun:
     timings: Timings  # seconds per step of this submission's grading
     seconds_late: float  # as the gradebook has it
     grade_cells: tuple[str, ...]  # every graded cell the lesson has, in the gradebook
+    present: frozenset[str]  # the grade ids the submission's notebook has
+
+    def deleted(self) -> tuple[str, ...]:
+        """The lesson's graded cells the student deleted."""
+        return tuple(name for name in self.grade_cells if name not in self.present)
 
 
 def autograde_submission(
@@ -118,7 +123,8 @@ def autograde_submission(
     with timings.step("nbgrader steps"):
         nbformat.write(nb, path)
     unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
-    return GradedRun(report.outcome, report.detail, unjudged, timings, late, grade_cells)
+    present = frozenset(filter(None, map(grade_id, nb.cells)))
+    return GradedRun(report.outcome, report.detail, unjudged, timings, late, grade_cells, present)
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000
