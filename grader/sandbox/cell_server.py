@@ -1,18 +1,22 @@
 """The warm cell server inside the sandbox: it runs submissions' cells, and grades nothing.
 
-Started by the grading side (`python -m grader.sandbox.cell_server`), it imports torch once and
-warms itself with the released lessons' own cells (instructor code, never a submission's, read
-from its stdin), then forks a server for each grading process, which waits on that process's
-control socket; they share the warm memory. For each submission the grading process hands it
-two fresh pipes; the server forks a child, gives it the pipes and closes its own copies:
-it never reads a request, a cell or a report, so no submission's data is ever in the memory the
-next submission's process is forked from. The child reads its request and reports its cells
-straight to the grading process. When told to clean, the server kills every process the
-submission started.
+Started by the grading side (`python -m grader.sandbox.cell_server`), the template imports torch
+once and warms itself with the released lessons' own cells (instructor code, never a
+submission's, read from its stdin). Each grading process has a channel into it: a control
+socket, and the cgroups its submissions go to. The template forks an *attendant* for each
+channel; when a channel asks for a lesson, the template passes it on to that lesson's *lesson
+server* (forked from the template, it runs the lesson's first cells once), which forks a new
+attendant for the channel from there. Each of them shares the warm memory it was forked from.
+
+For each submission the grading process hands its attendant two fresh pipes; the attendant
+forks a child, gives it the pipes and closes its own copies: no server ever reads a request, a
+cell or a report, so no submission's data is ever in the memory the next submission's process is
+forked from. The child reads its request and reports its cells straight to the grading process.
+When told to clean, the attendant kills every process below itself.
 
 The child isolates itself before it runs anything of the submission: as root it enters the
-memory cgroup it is given, unshares a mount and an IPC namespace, mounts a fresh /tmp and
-/dev/shm, and drops to the sandbox's own user; then it sets its resource limits.
+memory cgroup it is given, unshares a mount, an IPC and a network namespace, mounts a fresh /tmp
+and /dev/shm, and drops to a user of its own; then it sets its resource limits.
 """
 
 import contextlib

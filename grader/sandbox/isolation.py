@@ -4,8 +4,8 @@ Student code runs in forks of a template process (see `grader.sandbox.cell_serve
 bubblewrap: no network, its own process and IPC namespaces, and a filesystem that holds only the
 system, the Python environment and the `grader` package (read-only) plus an empty /tmp. The
 course folder, the solutions, the gradebook and other students' work are not in it. When the
-grader runs as root, each submission also gets a fresh /tmp, /dev/shm and IPC namespace, a memory
-cgroup, and a user of its sandbox's own, so that the process limit binds. Each submission runs
+grader runs as root, each submission also gets a fresh /tmp, /dev/shm, IPC and network namespace,
+a memory cgroup, and a user of its own, so that the process limit binds. Each submission runs
 with resource limits (memory, processes, CPU time, file size) and wall-clock limits per cell and
 per notebook.
 """
@@ -56,9 +56,9 @@ class Protections:
         if self.namespaces:
             active += ["no network", "private filesystem view", "own process namespace"]
         if self.per_submission:
-            active.append("fresh /tmp, /dev/shm and IPC namespace for each submission")
+            active.append("fresh /tmp, /dev/shm, IPC and network namespace for each submission")
         if self.cpu_share:
-            active.append("at most one core per sandbox (cgroup)")
+            active.append("at most one core per grading process (cgroup)")
         if self.unprivileged:
             active.append("unprivileged user of its own")
         text = "sandbox: " + ", ".join(active)
