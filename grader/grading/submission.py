@@ -177,11 +177,12 @@ def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict)
             if name not in present:
                 grade.auto_score, grade.needs_manual_grade = 0, False
         notebook.late_submission_penalty = None
-        if submission.total_seconds_late > 0:
+        late = submission.total_seconds_late  # a query each time it is read
+        if late > 0:
             penalty = LateSubmissionPlugin(config=config).late_submission_penalty(
-                student, notebook.score, submission.total_seconds_late
+                student, notebook.score, late
             )
             if penalty is not None:
                 notebook.late_submission_penalty = min(penalty, notebook.score)
         gb.db.commit()
-        return submission.total_seconds_late, tuple(grades)
+        return late, tuple(grades)
