@@ -98,29 +98,22 @@ def _problems(observations: dict, probes: dict) -> str | None:
     return None
 
 
-def warm_runner(warm: bool = True):
-    """The cell runner lesson processes are forked with, warmed (unless not to `warm`) with the
-    released lessons' cells (`warming_cells()`: their imports and first calls paid once); it
-    shows no figure and formats no traceback, as nobody looks at them."""
+def warm_runner():
+    """The cell runner lesson processes are forked with, warmed with the released lessons'
+    cells (their imports and first calls paid once); it shows no figure and formats no
+    traceback, as nobody looks at them."""
     import nbformat  # noqa: F401 -- each lesson process reads its notebook
 
     from grader import checks, probing  # noqa: F401 -- solutions and probes use them
     from grader.sandbox.cell_runner import CellRunner
+    from grader.sandbox.client import released_lesson_code
 
     runner = CellRunner()
     runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
     runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
-    if warm:
-        runner.warm_up(warming_cells())
-    return runner
-
-
-def warming_cells() -> list[str]:
-    """The released lessons' code cells (instructor code only, no solution)."""
-    from grader.sandbox.client import released_lesson_code
-
     later_cells, prefixes = released_lesson_code()
-    return [cell for cells in prefixes.values() for cell in cells] + later_cells
+    runner.warm_up([cell for cells in prefixes.values() for cell in cells] + later_cells)
+    return runner
 
 
 def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
@@ -132,7 +125,6 @@ def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
     from grader.judging.reference import probes_file
     from grader.probing import load_probes
 
-    runner.forget()  # what the server ran to warm up, if it was forked meanwhile
     notebook = solution_notebook(lesson)
     os.chdir(notebook.parent)
     probes = load_probes(probes_file(lesson).read_text())
@@ -248,21 +240,10 @@ def serve(channels: list[int]) -> None:
     torch.set_num_threads(1)
     os.dup2(os.open(os.devnull, os.O_RDWR), sys.stdout.fileno())
     open_channels = list(channels)
-    lessons = Lessons(keep=len(channels), runner=warm_runner(warm=False))
-    # Warm up one cell at a time while no request waits (the first answers must not wait for
-    # them all); the lessons asked for next are prepared once warm.
-    to_warm, later = warming_cells(), []
+    lessons = Lessons(keep=len(channels), runner=warm_runner())
     while open_channels:
         from_lessons = lessons.answers()
-        waiting = open_channels + list(from_lessons)
-        ready, _, _ = select.select(waiting, [], [], 0 if to_warm else None)
-        if not ready and to_warm:
-            lessons.runner.run(to_warm.pop(0))
-            if not to_warm:
-                lessons.runner.forget()
-                for lesson in dict.fromkeys(later):
-                    lessons.prepare(lesson, open_channels)
-            continue
+        ready, _, _ = select.select(open_channels + list(from_lessons), [], [])
         for fd in ready:
             if fd in from_lessons:
                 _relay(lessons, from_lessons[fd], fd)
@@ -279,9 +260,7 @@ def serve(channels: list[int]) -> None:
                 _send(fd, Kind.FAILED, reason=reason, seed=seed)
                 continue
             lessons.ask(lesson, seed, fd, open_channels)
-            if _is_lesson(then) and to_warm:
-                later.append(then)
-            elif _is_lesson(then):  # the lesson graded next: its process starts meanwhile
+            if _is_lesson(then):  # the lesson graded next: its process starts meanwhile
                 lessons.prepare(then, open_channels)
 
 

@@ -191,10 +191,6 @@ class CellRunner:
         """
         for source in sources:
             self.run(source)
-        self.forget()
-
-    def forget(self) -> None:
-        """Forget every cell run so far: no variable, figure or execution count is left."""
         import matplotlib.pyplot as plt
 
         plt.close("all")

@@ -1,10 +1,8 @@
 """The reference server: one server answers several grading processes, each on its channel,
 keeps a lesson per channel, and a channel goes on if its server stops."""
 
-import json
 import os
 import signal
-import time
 
 import pytest
 
@@ -82,53 +80,9 @@ def test_the_lesson_asked_for_next_is_prepared_meanwhile():
         channel = server.channel(0)
         channel.ask(first, 1, then=second)
         channel.answer(first, 1)
-        deadline = time.monotonic() + 60  # once the server has warmed up
-        while len(prepared := _lesson_processes(server.process.pid)) < 2:
-            assert time.monotonic() < deadline, prepared
-            time.sleep(0.1)
+        prepared = _lesson_processes(server.process.pid)
         assert len(prepared) == 2  # the first lesson's process, and the next one's
         channel.observe(second, 1)
         assert _lesson_processes(server.process.pid) == prepared  # not started again
     finally:
         server.stop()
-
-
-def _observed_half_and_fully_warm(lesson: str, seed: int) -> list:
-    """In this process: a lesson's observations from a process forked off a half-warm runner
-    (the names its warming cells made still there), then off the fully warm one."""
-    from grader.judging.reference_server import start_lesson, warm_runner, warming_cells
-    from grader.sandbox import wire
-
-    runner, cells = warm_runner(warm=False), warming_cells()
-
-    def observed() -> dict:
-        process = start_lesson(lesson, [], runner)
-        try:
-            wire.send(process.requests, "seed", seed=seed)
-            return wire.receive(process.answers, 1 << 26)
-        finally:
-            process.close()
-
-    for source in cells[: len(cells) // 2]:
-        runner.run(source)
-    half_warm = ["plain" in runner.shell.user_ns, observed()]  # lesson 1's first cells ran
-    runner.warm_up(cells[len(cells) // 2 :])
-    return [*half_warm, observed()]
-
-
-def test_a_lesson_process_forked_while_the_server_warms_up_observes_the_same():
-    """The server answers before it has run all its warming cells: a lesson process forked
-    half-way forgets them, and observes what one forked from the warm server does. (Run in a
-    child: the cell runner's shell is one per process.)"""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(write, json.dumps(_observed_half_and_fully_warm(lessons()[1], 7)).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as answer:
-        names_left, half_warm, warm = json.loads(answer.read())
-    os.waitpid(pid, 0)
-    assert names_left and half_warm["kind"] == "observations" and half_warm == warm

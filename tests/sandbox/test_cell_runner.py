@@ -172,16 +172,6 @@ def test_a_cells_frames_have_no_module_without_a_scan_of_every_module(runner, mo
     assert "/nowhere/added_after.py" in inspect.modulesbyfile  # code from elsewhere: scanned
 
 
-def test_forget_leaves_no_name_figure_or_count(runner):
-    """After warming up, nothing the warming cells made is left for a fork to start from."""
-    import matplotlib.pyplot as plt
-
-    runner.run("left_behind = 1\nimport matplotlib.pyplot as plt\nplt.figure()")
-    runner.forget()
-    assert "left_behind" not in runner.shell.user_ns and plt.get_fignums() == []
-    assert runner.run("1")[1] == 1
-
-
 def test_a_syntax_error_fails_the_cell_before_anything_runs(runner):
     """A cell that does not compile gives one SyntaxError output and runs none of its lines."""
     outputs, _, failed = runner.run("print('never')\ndef broken(:\n    pass")
