@@ -10,6 +10,7 @@ the cell runner sends them, and a submission that writes into the channel gets n
 import contextlib
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -133,6 +134,7 @@ class SandboxProcess:
             stderr=self.log,
             env=env,
             pass_fds=passed,
+            start_new_session=True,  # bubblewrap's two processes, to be stopped together
         )
         for fd in passed:
             os.close(fd)
@@ -151,7 +153,10 @@ class SandboxProcess:
     def stop(self) -> None:
         """Stop the template and everything in its namespaces."""
         if self.process is not None:
-            self.process.kill()
+            # Both of bubblewrap's processes: one killed while the other was still being set
+            # up would leave it holding the channels open, and the grading processes waiting.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
             self.process = None
         for channel in self.channels:
