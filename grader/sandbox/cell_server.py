@@ -36,6 +36,7 @@ import traceback
 from dataclasses import dataclass, field
 from functools import partial
 
+from grader.forking import prepare_to_fork
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
@@ -587,6 +588,7 @@ def _lesson_server(sources: list[str], joins: socket.socket, runner, settings, r
     for source in sources:
         outputs, count, _ = runner.run(source)
         cells.append({"outputs": outputs, "count": count})
+    prepare_to_fork()  # its memory is the template's, shared: no huge pages collapsed here
     while True:
         try:
             message, fds = wire.receive_fds(joins)
@@ -732,6 +734,7 @@ def main() -> None:
     runner = _warm()
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
     runner.warm_up(warm["sources"])
+    prepare_to_fork(huge_pages=True)  # before the first fork of a server
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
     router, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sockets = [socket.socket(fileno=control) for control in controls]
