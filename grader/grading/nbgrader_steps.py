@@ -28,6 +28,7 @@ from nbgrader.preprocessors import (
 from traitlets import Bool
 
 from grader.cells import grade_id
+from grader.grading.gradebook import NotebookCells
 
 
 class DropDuplicateCells(Preprocessor):
@@ -68,18 +69,22 @@ class ReleasedCell:
 
 @dataclass
 class ReleasedLesson:
-    """What nbgrader's steps look up about a lesson in the gradebook, read in one query, and
-    the nbgrader metadata already found valid in its submissions."""
+    """What nbgrader's steps look up about a lesson in the gradebook, read at once, and the
+    nbgrader metadata already found valid in its submissions."""
 
     kernelspec: str | None
     cells: dict[str, ReleasedCell]
     max_scores: dict[str, float]  # graded and task cells
+    assignment_id: str
+    notebook_id: str
+    notebooks: tuple[NotebookCells, ...]  # every notebook of the lesson's assignment
     valid_metadata: set[str] = field(default_factory=set)
 
     @classmethod
     def read(cls, db_url: str, lesson: str) -> "ReleasedLesson":
         """Read `lesson`'s notebook (of the same name) from the gradebook."""
         with Gradebook(db_url) as gb:
+            assignment = gb.find_assignment(lesson)
             notebook = gb.find_notebook(lesson, lesson)
             return cls(
                 notebook.kernelspec,
@@ -88,6 +93,9 @@ class ReleasedLesson:
                     for c in notebook.source_cells
                 },
                 {c.name: c.max_score for c in [*notebook.task_cells, *notebook.grade_cells]},
+                assignment.id,
+                notebook.id,
+                tuple(NotebookCells.of(n) for n in assignment.notebooks),
             )
 
     # The two gradebook queries OverwriteCells makes per cell, answered from memory

@@ -15,16 +15,14 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
-from nbgrader import utils
-from nbgrader.api import Gradebook
-from nbgrader.plugins import LateSubmissionPlugin
 
-from grader.cells import autograded_tests, grade_id, is_answer, is_graded
+from grader.cells import autograded_tests, grade_id
+from grader.grading.gradebook import save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, sanitize
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging.reference import Observer, probes_file
-from grader.judging.verdict import Verdict, judge_tests
+from grader.judging.verdict import judge_tests
 from grader.sandbox.client import Sandbox, apply_run, folder_files
 from grader.timings import Timings
 
@@ -117,14 +115,20 @@ def autograde_submission(
     with timings.step("judge"):
         verdicts = judge_tests(nb, references, report.probes)
     with timings.step("gradebook"):
-        late, grade_cells = _save_grades(
-            coursedir.db_url, nb, lesson, student, timestamp, config, verdicts
-        )
+        saved = save_grades(coursedir.db_url, released, student, timestamp, nb, verdicts, config)
     with timings.step("nbgrader steps"):
         nbformat.write(nb, path)
     unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
     present = frozenset(filter(None, map(grade_id, nb.cells)))
-    return GradedRun(report.outcome, report.detail, unjudged, timings, late, grade_cells, present)
+    return GradedRun(
+        report.outcome,
+        report.detail,
+        unjudged,
+        timings,
+        saved.seconds_late,
+        saved.grade_cells,
+        present,
+    )
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000
@@ -143,46 +147,3 @@ def _copy_regular_files(source: Path, target: Path) -> None:
         with open(path, "rb", opener=open_no_follow) as read, open(copy, "wb") as write:
             shutil.copyfileobj(read, write)
         shutil.copystat(path, copy, follow_symlinks=False)
-
-
-def _save_grades(db_url, nb, lesson, student, timestamp, config, verdicts: dict):
-    """nbgrader's SaveAutoGrades and AssignLatePenalties, in a single transaction; return the
-    seconds the submission is late and the names of the lesson's graded cells.
-
-    Test cells get the judge's score (`verdicts`); other graded cells are scored as nbgrader
-    scores them (an unchanged answer cell gets 0, a manually graded one waits for the grader).
-    """
-    with Gradebook(db_url) as gb:
-        gb.update_or_create_student(student)
-        extra = {"timestamp": timestamp} if timestamp else {}
-        submission = gb.update_or_create_submission(lesson, student, **extra)
-        notebook = gb.find_submission_notebook(lesson, lesson, student)
-        grades = {g.name: g for g in notebook.grades}
-        comments = {c.name: c for c in notebook.comments}
-        for cell in nb.cells:
-            gid = grade_id(cell)
-            if is_graded(cell) and gid in grades:
-                grade = grades[gid]
-                judged: Verdict | None = verdicts.get(gid)
-                grade.auto_score = judged.points if judged else utils.determine_grade(cell)[0]
-                grade.needs_manual_grade = (
-                    grade.manual_score is not None or grade.auto_score is None
-                )
-            if (is_answer(cell) or utils.is_task(cell)) and gid in comments:
-                unchanged = cell.metadata.nbgrader.get("checksum") == utils.compute_checksum(cell)
-                no_response = unchanged and not utils.is_task(cell)
-                comments[gid].auto_comment = "No response." if no_response else None
-        present = {grade_id(cell) for cell in nb.cells}
-        for name, grade in grades.items():  # a deleted test cell must not keep an old score
-            if name not in present:
-                grade.auto_score, grade.needs_manual_grade = 0, False
-        notebook.late_submission_penalty = None
-        late = submission.total_seconds_late  # a query each time it is read
-        if late > 0:
-            penalty = LateSubmissionPlugin(config=config).late_submission_penalty(
-                student, notebook.score, late
-            )
-            if penalty is not None:
-                notebook.late_submission_penalty = min(penalty, notebook.score)
-        gb.db.commit()
-        return late, tuple(grades)

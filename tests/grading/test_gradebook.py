@@ -1,0 +1,54 @@
+"""The fast engine's gradebook writes are stock nbgrader's, row for row: for a first grading, a
+late submission with a penalty, a manual grade the instructor gave, and a second grading."""
+
+import shutil
+
+import pytest
+from test_engines import _gradebook_rows
+
+from grader.commands.init import init_course
+from grader.course import EXAMPLE_CLASS, lessons
+from grader.grading.lesson import autograde
+
+pytestmark = pytest.mark.integration
+
+LESSON = lessons()[0]
+ON_TIME, LATE = "alice", "erin"  # erin submitted after the due date
+
+
+def _course(root):
+    course = init_course(root, due_dates=EXAMPLE_CLASS / "due_dates.csv")
+    with open(course.root / "nbgrader_config.py", "a") as config:
+        config.write('c.LateSubmissionPlugin.penalty_method = "zero"\n')
+    for student in (ON_TIME, LATE):
+        source = EXAMPLE_CLASS / "submitted" / student / LESSON
+        shutil.copytree(source, course.root / "submitted" / student / LESSON)
+    return course
+
+
+def _grade_by_hand(course, student: str, cell: str, score: float) -> None:
+    """What an instructor does in the formgrader: a manual score for one cell."""
+    with course.api().gradebook as gb:
+        gb.find_grade(cell, LESSON, LESSON, student).manual_score = score
+        gb.db.commit()
+
+
+def test_gradings_write_what_stock_nbgrader_writes(tmp_path):
+    stock, fast = _course(tmp_path / "stock"), _course(tmp_path / "fast")
+    for course, engine in ((stock, "nbgrader"), (fast, "fast")):
+        autograde(course, LESSON, engine=engine)
+    first = _gradebook_rows(fast)
+    assert first == _gradebook_rows(stock)
+    notebooks = {row[1]: row for row in first["notebook"]}
+    assert notebooks[LATE][4] > 0  # the "zero" penalty: every point the late one earned
+    assert notebooks[ON_TIME][4] is None
+
+    cell = next(row[3] for row in first["grade"] if row[1] == ON_TIME)
+    for course, engine in ((stock, "nbgrader"), (fast, "fast")):
+        _grade_by_hand(course, ON_TIME, cell, 0.5)
+        autograde(course, LESSON, engine=engine, force=True)  # graded a second time
+    second = _gradebook_rows(fast)
+    assert second == _gradebook_rows(stock)
+    assert len(second["grade"]) == len(first["grade"])  # updated, not added again
+    manual = next(row for row in second["grade"] if row[1] == ON_TIME and row[3] == cell)
+    assert manual[5] == 0.5 and manual[7]  # kept, and flagged for the instructor's review
