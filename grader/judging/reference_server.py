@@ -135,7 +135,7 @@ def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")  # the agg backend keeps every figure open: memory each fork would copy
-    prepare_to_fork()  # its memory is the server's, shared: no huge pages collapsed here
+    prepare_to_fork()
     while True:
         try:
             seed = wire.receive(requests, REQUEST_LIMIT)["seed"]
@@ -243,7 +243,7 @@ def serve(channels: list[int]) -> None:
     os.dup2(os.open(os.devnull, os.O_RDWR), sys.stdout.fileno())
     open_channels = list(channels)
     lessons = Lessons(keep=len(channels), runner=warm_runner())
-    prepare_to_fork(huge_pages=True)  # before the first lesson process is forked
+    prepare_to_fork()  # before the first lesson process is forked
     while open_channels:
         from_lessons = lessons.answers()
         ready, _, _ = select.select(open_channels + list(from_lessons), [], [])

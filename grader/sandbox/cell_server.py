@@ -588,7 +588,7 @@ def _lesson_server(sources: list[str], joins: socket.socket, runner, settings, r
     for source in sources:
         outputs, count, _ = runner.run(source)
         cells.append({"outputs": outputs, "count": count})
-    prepare_to_fork()  # its memory is the template's, shared: no huge pages collapsed here
+    prepare_to_fork()
     while True:
         try:
             message, fds = wire.receive_fds(joins)
@@ -734,7 +734,7 @@ def main() -> None:
     runner = _warm()
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
     runner.warm_up(warm["sources"])
-    prepare_to_fork(huge_pages=True)  # before the first fork of a server
+    prepare_to_fork()  # before the first fork of a server
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
     router, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sockets = [socket.socket(fileno=control) for control in controls]
