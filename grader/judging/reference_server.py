@@ -14,6 +14,7 @@ instructor code only.
 
 import collections
 import contextlib
+import io
 import os
 import select
 import sys
@@ -75,14 +76,36 @@ def _split(nb) -> tuple[list, list]:
     return code[:first], code[first:]
 
 
-def _observe_exercises(runner, cells: list, probes: dict, seed: int) -> dict[str, list]:
-    """Run the exercises; in place of each test cell, its probe on inputs drawn from `seed`."""
+def execute(runner, source: str) -> None:
+    """Run a cell of the solution for what it leaves behind, as a kernel runs it (an error ends
+    the cell, not the run) but without what only a reader would see: no value is displayed and
+    no output recorded. IPython's bookkeeping around each cell cost a sixth of a seed's run."""
+    shell = runner.shell
+    quiet = contextlib.redirect_stdout(_NOWHERE), contextlib.redirect_stderr(_NOWHERE)
+    with quiet[0], quiet[1], contextlib.suppress(Exception):  # an error ends the cell only
+        exec(compile(shell.transform_cell(source), "<cell>", "exec"), shell.user_ns)
+
+
+class _Nowhere(io.TextIOBase):
+    """A text stream that drops what is written to it (prints, warnings)."""
+
+    def write(self, text: str) -> int:
+        """Drop `text`."""
+        return len(text)
+
+
+_NOWHERE = _Nowhere()
+
+
+def _observe_exercises(runner, cells: list, probes: dict, seed: int, run=execute) -> dict:
+    """Run the exercises (each with `run`); in place of each test cell, its probe on inputs
+    drawn from `seed`. The observations, by test."""
     from grader.probing import run_probe
 
     observations = {}
     for cell in cells:
         if not is_test(cell):
-            runner.run(cell.source)
+            run(runner, cell.source)
         elif grade_id(cell) in probes:
             test = grade_id(cell)
             observations[test] = run_probe(probes, test, runner.shell.user_ns, seed)

@@ -86,3 +86,53 @@ def test_the_lesson_asked_for_next_is_prepared_meanwhile():
         assert _lesson_processes(server.process.pid) == prepared  # not started again
     finally:
         server.stop()
+
+
+OBSERVE_BOTH_WAYS = """
+import json, os, sys
+import nbformat
+from grader.course import lessons, solution_notebook
+from grader.judging import reference_server as server
+from grader.judging.reference import probes_file
+from grader.probing import load_probes
+
+runner = server.warm_runner()
+ipython = lambda runner, source: runner.run(source)
+differ = []
+for lesson in lessons():
+    notebook = solution_notebook(lesson)
+    os.chdir(notebook.parent)
+    probes = load_probes(probes_file(lesson).read_text())
+    prefix, rest = server._split(nbformat.read(notebook, as_version=4))
+    for cell in prefix:
+        runner.run(cell.source)
+    for seed in (1, 2):
+        seen = []
+        for run in (server.execute, ipython):  # each from the lesson's state, in a fork
+            read, write = os.pipe()
+            if os.fork() == 0:
+                observed = server._observe_exercises(runner, rest, probes, seed, run)
+                os.write(write, json.dumps(observed).encode())
+                os._exit(0)
+            os.close(write)
+            with os.fdopen(read) as answer:
+                seen.append(json.load(answer))
+            os.wait()
+        if seen[0] != seen[1] or not seen[1]:
+            differ.append((lesson, seed))
+print(json.dumps(differ))
+"""
+
+
+def test_the_solutions_cells_leave_what_a_kernels_run_leaves():
+    """The reference runs the exercises' cells without IPython's display machinery: every
+    lesson's probes observe the same, seed for seed, as after IPython's own run."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", OBSERVE_BOTH_WAYS], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == []
