@@ -9,6 +9,7 @@ few statements, computing what it computes the way it does: the submission's lat
 The equivalence test compares every row with stock nbgrader's.
 """
 
+import contextlib
 from dataclasses import dataclass
 
 from nbgrader import utils
@@ -24,6 +25,7 @@ from nbgrader.api import (
 )
 from nbgrader.plugins import LateSubmissionPlugin
 from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from grader.cells import grade_id, is_answer, is_graded
 from grader.grading.database import sqlalchemy_engine
@@ -71,8 +73,9 @@ def save_grades(
     the lesson as the gradebook has it (a `ReleasedLesson`).
     """
     stamp = utils.parse_utc(timestamp) if timestamp else None
-    with sqlalchemy_engine(db_url).begin() as db:
-        _ensure_student(db, student)
+    engine = sqlalchemy_engine(db_url)
+    ensure_student(engine, student)
+    with engine.begin() as db:
         submission = _submission(db, released, student, stamp)
         mine = db.execute(
             select(SubmittedNotebook.id).where(
@@ -100,9 +103,18 @@ def save_grades(
     return Saved(late, grades)
 
 
-def _ensure_student(db, student: str) -> None:
-    """`update_or_create_student(student)`: a row with the id only, if there is none."""
-    if db.execute(select(Student.id).where(Student.id == student)).first() is None:
+def ensure_student(engine, student: str) -> None:
+    """`update_or_create_student(student)`: a row with the id only, if there is none. In a
+    transaction of its own: the other grading process may be adding the same student for
+    another lesson (a class of one), and then the first to commit adds it."""
+    with engine.connect() as db:
+        if db.execute(select(Student.id).where(Student.id == student)).first() is None:
+            add_student(engine, student)
+
+
+def add_student(engine, student: str) -> None:
+    """Add the student's row, unless another process has added it since we looked."""
+    with contextlib.suppress(IntegrityError), engine.begin() as db:
         db.execute(insert(Student).values(id=student))
 
 

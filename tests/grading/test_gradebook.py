@@ -8,6 +8,8 @@ from test_engines import _gradebook_rows
 
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, lessons
+from grader.grading.database import sqlalchemy_engine
+from grader.grading.gradebook import add_student, ensure_student
 from grader.grading.lesson import autograde
 
 pytestmark = pytest.mark.integration
@@ -52,3 +54,17 @@ def test_gradings_write_what_stock_nbgrader_writes(tmp_path):
     assert len(second["grade"]) == len(first["grade"])  # updated, not added again
     manual = next(row for row in second["grade"] if row[1] == ON_TIME and row[3] == cell)
     assert manual[5] == 0.5 and manual[7]  # kept, and flagged for the instructor's review
+
+
+def test_a_student_the_other_grading_process_added_meanwhile_is_not_an_error(tmp_path):
+    """In a class of one, both grading processes may add the same student, each for another
+    lesson: the one that adds it second finds it there and goes on."""
+    from sqlalchemy import text
+
+    course = init_course(tmp_path / "course")
+    engine = sqlalchemy_engine(course.db_url)
+    ensure_student(engine, "dana")
+    add_student(engine, "dana")  # as if looked for before the other process committed
+    ensure_student(engine, "dana")
+    with engine.connect() as db:
+        assert db.execute(text("SELECT id FROM student")).scalars().all() == ["dana"]
