@@ -108,8 +108,9 @@ def ensure_student(engine, student: str) -> None:
     transaction of its own: the other grading process may be adding the same student for
     another lesson (a class of one), and then the first to commit adds it."""
     with engine.connect() as db:
-        if db.execute(select(Student.id).where(Student.id == student)).first() is None:
-            add_student(engine, student)
+        known = db.execute(select(Student.id).where(Student.id == student)).first() is not None
+    if not known:
+        add_student(engine, student)
 
 
 def add_student(engine, student: str) -> None:
