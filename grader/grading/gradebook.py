@@ -152,16 +152,10 @@ def _submission(db, released, student: str, stamp) -> str:
                 id=mine, assignment_id=submission, notebook_id=notebook.id
             )
         )
-        rows = [
-            {"id": new_uuid(), "notebook_id": mine, "cell_id": cell} for cell in notebook.graded
-        ]
-        if rows:
-            db.execute(insert(Grade), rows)
-        rows = [
-            {"id": new_uuid(), "notebook_id": mine, "cell_id": cell} for cell in notebook.commented
-        ]
-        if rows:
-            db.execute(insert(Comment), rows)
+        for table, cells in ((Grade, notebook.graded), (Comment, notebook.commented)):
+            rows = [{"id": new_uuid(), "notebook_id": mine, "cell_id": cell} for cell in cells]
+            if rows:
+                db.execute(insert(table), rows)
     return submission
 
 

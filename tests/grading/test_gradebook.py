@@ -4,7 +4,7 @@ late submission with a penalty, a manual grade the instructor gave, and a second
 import shutil
 
 import pytest
-from test_engines import _gradebook_rows
+from gradebook_rows import gradebook_rows
 
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, lessons
@@ -39,8 +39,8 @@ def test_gradings_write_what_stock_nbgrader_writes(tmp_path):
     stock, fast = _course(tmp_path / "stock"), _course(tmp_path / "fast")
     for course, engine in ((stock, "nbgrader"), (fast, "fast")):
         autograde(course, LESSON, engine=engine)
-    first = _gradebook_rows(fast)
-    assert first == _gradebook_rows(stock)
+    first = gradebook_rows(fast)
+    assert first == gradebook_rows(stock)
     notebooks = {row[1]: row for row in first["notebook"]}
     assert notebooks[LATE][4] > 0  # the "zero" penalty: every point the late one earned
     assert notebooks[ON_TIME][4] is None
@@ -49,8 +49,8 @@ def test_gradings_write_what_stock_nbgrader_writes(tmp_path):
     for course, engine in ((stock, "nbgrader"), (fast, "fast")):
         _grade_by_hand(course, ON_TIME, cell, 0.5)
         autograde(course, LESSON, engine=engine, force=True)  # graded a second time
-    second = _gradebook_rows(fast)
-    assert second == _gradebook_rows(stock)
+    second = gradebook_rows(fast)
+    assert second == gradebook_rows(stock)
     assert len(second["grade"]) == len(first["grade"])  # updated, not added again
     manual = next(row for row in second["grade"] if row[1] == ON_TIME and row[3] == cell)
     assert manual[5] == 0.5 and manual[7]  # kept, and flagged for the instructor's review
