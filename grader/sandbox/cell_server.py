@@ -185,12 +185,19 @@ def _own_memory() -> int:
     return 0
 
 
+def _writable(path) -> bool:
+    """Whether `path` may be a folder the submission can write to (a relative path is its
+    working folder)."""
+    return not isinstance(path, str) or not os.path.isabs(path) or path.startswith(SCRATCH)
+
+
 def _clean_import_path() -> None:
-    """No folder the submission can write to is searched for modules."""
-    sys.path[:] = [
-        p for p in sys.path if os.path.isabs(p) and not p.startswith(("/tmp", "/dev/shm"))
-    ]
-    sys.path_importer_cache.clear()
+    """No folder the submission can write to is searched for modules, nor is a finder the
+    template cached for one consulted. Only those finders are dropped: dropping all of them
+    cost 5 ms per submission, freeing objects that live in the template's memory."""
+    sys.path[:] = [p for p in sys.path if not _writable(p)]
+    for path in [p for p in sys.path_importer_cache if _writable(p)]:
+        del sys.path_importer_cache[path]
 
 
 def _prepare_folder(files: dict) -> None:
