@@ -9,7 +9,9 @@ privileges. cgroup v2 (`memory.max`) is used where it can be, else the v1 memory
 """
 
 import contextlib
+import errno
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +32,13 @@ class MemoryCgroup:
             with contextlib.suppress(OSError):
                 (self.path / "memory.swap.max").write_text("0")
             (self.path / "memory.oom.group").write_text("1")
-        else:
-            (self.path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        else:  # memory+swap may never be below memory alone: raise it first, lower it last
+            swap = self.path / "memory.memsw.limit_in_bytes"
             with contextlib.suppress(OSError):  # only where swap is accounted
-                (self.path / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+                swap.write_text(str(max(memory_bytes, int(swap.read_text()))))
+            (self.path / "memory.limit_in_bytes").write_text(str(memory_bytes))
+            with contextlib.suppress(OSError):
+                swap.write_text(str(memory_bytes))
 
     def open_procs(self) -> int:
         """A descriptor on `cgroup.procs`: writing "0" to it moves the writer in."""
@@ -50,9 +55,24 @@ class MemoryCgroup:
         return 0
 
     def remove(self) -> None:
-        """Delete the cgroup (it must hold no process)."""
-        with contextlib.suppress(OSError):
-            self.path.rmdir()
+        """Delete the cgroup, once the processes that were killed in it have left."""
+        remove_when_empty(self.path)
+
+
+def remove_when_empty(path: Path, seconds: float = 5.0) -> None:
+    """Delete a cgroup, waiting up to `seconds` for the processes still ending in it to leave;
+    one still in use is left behind."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if error.errno != errno.EBUSY or time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
 
 def _remove_empty_siblings(parent: Path) -> None:

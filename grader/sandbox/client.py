@@ -9,6 +9,7 @@ the cell runner sends them, and a submission that writes into the channel gets n
 
 import contextlib
 import os
+import secrets
 import select
 import signal
 import socket
@@ -111,7 +112,7 @@ class SandboxProcess:
             passed.append(theirs.detach())
             controls.append(passed[-1])
             group = None
-            name = f"grader-c{index}-{os.getpid()}"
+            name = f"grader-c{index}-{secrets.token_hex(4)}-{os.getpid()}"  # never one left over
             if self.protections.memory_cgroup:
                 group, _ = cgroups.create(name)
             if group is not None:
@@ -165,8 +166,7 @@ class SandboxProcess:
                 channel.cgroup.remove()
         self.channels = []
         for share in self.cpus:
-            with contextlib.suppress(OSError):
-                share.rmdir()
+            cgroups.remove_when_empty(share)
         self.cpus = []
 
 

@@ -1,0 +1,55 @@
+"""A sandbox's memory cgroup takes any limit it is given, and is gone once the sandbox stops."""
+
+import os
+import secrets
+import signal
+import time
+
+import pytest
+
+from grader.sandbox import cgroups
+
+
+@pytest.fixture
+def group():
+    made, why = cgroups.create(f"grader-test-{secrets.token_hex(4)}-{os.getpid()}")
+    assert made is not None, why  # CI runs as root with a memory controller
+    yield made
+    made.remove()
+    assert not made.path.exists()
+
+
+def _limits(group) -> list[int]:
+    names = ["memory.max"] if group.version == 2 else ["memory.limit_in_bytes"]
+    if group.version == 1 and (group.path / "memory.memsw.limit_in_bytes").exists():
+        names.append("memory.memsw.limit_in_bytes")
+    return [int((group.path / name).read_text()) for name in names]
+
+
+def test_a_limit_can_be_lowered_and_raised_again(group):
+    """v1 refuses memory above memory+swap: raising must move that one first."""
+    for gib in (0.25, 2, 0.5, 4):
+        group.limit(int(gib * 1024**3))
+        assert set(_limits(group)) == {int(gib * 1024**3)}, gib
+
+
+def test_a_cgroup_is_removed_once_its_killed_processes_have_left(group):
+    """Processes killed just before still hold the cgroup while they end: removal waits."""
+    children = []
+    for _ in range(3):
+        ready_read, ready_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(os.open(group.path / "cgroup.procs", os.O_WRONLY), b"0")
+            block = b"x" * (200 * 1024**2)  # takes the kernel a while to free
+            os.write(ready_write, b"1")
+            time.sleep(60)
+            os._exit(len(block) and 0)
+        assert os.read(ready_read, 1) == b"1"
+        children.append(pid)
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+    group.remove()
+    assert not group.path.exists()
+    for pid in children:
+        os.waitpid(pid, 0)
