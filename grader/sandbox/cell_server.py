@@ -9,8 +9,9 @@ server* (forked from the template, it runs the lesson's first cells once), which
 attendant for the channel from there. Each of them shares the warm memory it was forked from.
 
 For each submission the grading process hands its attendant two fresh pipes; the attendant
-forks a child, gives it the pipes and closes its own copies: no server ever reads a request, a
-cell or a report, so no submission's data is ever in the memory the next submission's process is
+gives them to a child it forked ahead (once the last submission's processes were gone), which
+has isolated itself meanwhile, and closes its own copies: no server ever reads a request, a cell
+or a report, so no submission's data is ever in the memory the next submission's process is
 forked from. The child reads its request and reports its cells straight to the grading process.
 When told to clean, the attendant kills every process below itself.
 
@@ -227,14 +228,15 @@ def _private_files(keep: tuple[int, ...]) -> None:
             os.close(private)
 
 
-def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_fd) -> None:
-    """In the fork: isolate, limit, then run every code cell, reporting each one."""
+def _submission(runner, settings: dict, pipes: socket.socket, cgroup_fd) -> None:
+    """In the fork: isolate, then wait for the submission's pipes on `pipes`; limit, then run
+    every code cell, reporting each one."""
     os.setsid()
     counted_by_cgroup = cgroup_fd is not None
     if counted_by_cgroup:
         os.write(cgroup_fd, b"0")
         os.close(cgroup_fd)
-    _private_files(keep=(request_fd, report_fd))
+    _private_files(keep=(pipes.fileno(),))
     if settings["isolate"]:
         as_root = os.geteuid() == 0
         _fresh_scratch(settings["scratch_bytes"], as_root)
@@ -245,11 +247,13 @@ def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    _clean_import_path()
+    _, (request_fd, report_fd) = wire.receive_fds(pipes)  # its submission has come
+    pipes.close()
     request = wire.receive(request_fd, REQUEST_LIMIT)
     os.close(request_fd)
     limits = request["limits"]
     _limit(limits, counted_by_cgroup)
-    _clean_import_path()
     _prepare_folder(request.get("files", {}))
     os.chdir(WORK)
     runner.output_limit = limits["output_bytes"]
@@ -271,24 +275,56 @@ def _submission(runner, settings: dict, request_fd: int, report_fd: int, cgroup_
     wire.send(report_fd, Kind.FINISHED)
 
 
-def _fork(runner, settings: dict, fds: list[int], control: socket.socket, cgroup_fd) -> int:
-    request_fd, report_fd = fds
+@dataclass
+class _Ahead:
+    """The next submission's process, forked before its submission comes: `pipes` takes it the
+    submission's two pipes; `uid` is its user."""
+
+    pid: int
+    pipes: socket.socket
+    uid: int
+
+    def start(self, fds: list[int]) -> None:
+        """Hand it the submission's pipes (closing ours): it runs the submission now."""
+        try:
+            wire.send_fds(self.pipes, Kind.FORK, fds)
+        finally:
+            self.pipes.close()
+            for fd in fds:
+                os.close(fd)
+
+    def discard(self) -> None:
+        """Stop it unused."""
+        self.pipes.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _fork_ahead(runner, settings: dict, control: socket.socket, cgroup_fd) -> _Ahead:
+    """Fork the next submission's process now, when the last one's processes are gone: it
+    isolates itself while the grading process records the last one's grades (entering the
+    memory cgroup alone waits out a kernel grace period, about 10 ms), then waits for its
+    submission."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    uid = submission_uid()
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
+            ours.close()
             control.close()
             for fd in settings["server_fds"]:  # the lesson server's own channel is not theirs
                 os.close(fd)
-            _submission(runner, settings, request_fd, report_fd, cgroup_fd)
+            _submission(runner, {**settings, "uid": uid}, theirs, cgroup_fd)
         except BaseException:  # the grading process sees the missing "finished"; the log, why
             traceback.print_exc()
             code = 70
         finally:
             os._exit(code)
-    os.close(request_fd)
-    os.close(report_fd)
-    return pid
+    theirs.close()
+    return _Ahead(pid, ours, uid)
 
 
 def _death(status: int) -> str:
@@ -495,26 +531,32 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
 def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tuple | None:
     """Fork a child per submission from `runner`'s state, until asked for another lesson (return
     that request and its descriptors) or the control socket closes (return None). A lesson to
-    be asked for later is passed on to the template (`router`) at once."""
-    while True:
-        try:
-            message, fds = wire.receive_fds(control)
-        except (wire.WireError, OSError):
-            return None
-        if message["kind"] == Kind.FORK and len(fds) == 2:
-            mine = {**settings, "uid": submission_uid()}
-            child = _fork(runner, mine, fds, control, cgroup)
-            wire.send_fds(control, Kind.FORKED, [])
-            _attend(control, child, mine)
-        elif message["kind"] == Kind.LESSON and len(fds) == 1:
-            return message, fds
-        elif message["kind"] == Kind.PREPARE and not fds:
-            asked = {"lesson": message.get("lesson"), "upto": message.get("upto")}
-            wire.send_fds(router, Kind.PREPARE, [], **asked)
-        else:
-            for fd in fds:
-                os.close(fd)
-            return None
+    be asked for later is passed on to the template (`router`) at once.
+
+    Each child is forked ahead of its submission, after the last one was cleaned up."""
+    ahead = _fork_ahead(runner, settings, control, cgroup)
+    try:
+        while True:
+            try:
+                message, fds = wire.receive_fds(control)
+            except (wire.WireError, OSError):
+                return None
+            if message["kind"] == Kind.FORK and len(fds) == 2:
+                ahead.start(fds)
+                wire.send_fds(control, Kind.FORKED, [])
+                _attend(control, ahead.pid, {**settings, "uid": ahead.uid})
+                ahead = _fork_ahead(runner, settings, control, cgroup)
+            elif message["kind"] == Kind.LESSON and len(fds) == 1:
+                return message, fds
+            elif message["kind"] == Kind.PREPARE and not fds:
+                asked = {"lesson": message.get("lesson"), "upto": message.get("upto")}
+                wire.send_fds(router, Kind.PREPARE, [], **asked)
+            else:
+                for fd in fds:
+                    os.close(fd)
+                return None
+    finally:
+        ahead.discard()
 
 
 @dataclass
