@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
 from integrity_tools import (
@@ -31,6 +32,7 @@ from integrity_tools import (
     solution_with,
     submit,
 )
+from nbformat.validator import iter_validate
 
 import grader
 from grader.cells import autograded_tests
@@ -268,6 +270,19 @@ def test_autograded_notebooks_stay_within_the_output_budget(run):
     submitted = len(solution_notebook(LESSON).read_bytes())
     over = {student: size for student, size in sizes.items() if size > budget + 2 * submitted}
     assert over == {}
+
+
+def test_every_autograded_notebook_is_a_valid_notebook(run):
+    """Whatever outputs an attack makes, the notebook the grader writes holds to the schema
+    (it is written without a second check against it)."""
+    invalid = {}
+    for student, _ in ROSTER:
+        path = run.course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+        if path.is_file():
+            written = nbformat.from_dict(json.loads(path.read_text()))  # as written: no repair
+            if not nbformat.validator.isvalid(written):
+                invalid[student] = [e.message[:200] for e in iter_validate(written)]
+    assert len(invalid) == 0 and len(run.results) > 20, invalid
 
 
 def test_the_sandbox_is_active_here():
