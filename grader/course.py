@@ -1,5 +1,9 @@
 """Where the course lives: the repository's lessons, and `Course`, one course folder as
-nbgrader sees it."""
+nbgrader sees it.
+
+The warm processes import this module: nbgrader, which only `Course` needs, is imported when a
+course is first used (it would add 40 MB to every process forked from them).
+"""
 
 import os
 import sys
@@ -7,9 +11,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from nbgrader.apps import NbGraderAPI
-from nbgrader.coursedir import CourseDirectory
-from traitlets.config import Config, PyFileConfigLoader
+import nbformat
+
+from grader.cells import is_lesson_code
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO_ROOT / "solutions"
@@ -30,6 +34,20 @@ def solution_notebook(lesson: str) -> Path:
 def student_notebook(lesson: str) -> Path:
     """The released student notebook for `lesson`."""
     return NOTEBOOKS / lesson / f"{lesson}.ipynb"
+
+
+def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
+    """The released lessons' code (no solutions in it): the lesson cells among and after the
+    exercises, which every submission's fork runs, and each lesson's code cells before its
+    first exercise, which its lesson server runs once."""
+    sources, prefixes = [], {}
+    for lesson in lessons():
+        code = [c for c in nbformat.read(student_notebook(lesson), as_version=4).cells]
+        code = [c for c in code if c.cell_type == "code"]
+        first = next((i for i, c in enumerate(code) if not is_lesson_code(c)), len(code))
+        prefixes[lesson] = [c.source for c in code[:first]]
+        sources += [c.source for c in code[first:] if is_lesson_code(c)]
+    return sources, prefixes
 
 
 def _put_environment_on_path() -> None:
@@ -89,8 +107,11 @@ class Course:
         """The lessons this course grades: the repository's."""
         return lessons()
 
-    def config(self, **overrides: dict) -> Config:
-        """The course's nbgrader configuration, with `overrides` ({section: {key: value}})."""
+    def config(self, **overrides: dict):
+        """The course's nbgrader configuration (a traitlets `Config`), with `overrides`
+        ({section: {key: value}})."""
+        from traitlets.config import PyFileConfigLoader
+
         home = self.root if is_course(self.root) else REPO_ROOT
         config = PyFileConfigLoader("nbgrader_config.py", path=str(home)).load_config()
         config.CourseDirectory.root = str(self.root.resolve())
@@ -100,8 +121,12 @@ class Course:
                 config[section][key] = value
         return config
 
-    def api(self, **overrides: dict) -> NbGraderAPI:
-        """nbgrader's Python API over this course, configured with `overrides`."""
+    def api(self, **overrides: dict):
+        """nbgrader's Python API (`NbGraderAPI`) over this course, configured with
+        `overrides`."""
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+
         _put_environment_on_path()
         config = self.config(**overrides)
         return NbGraderAPI(CourseDirectory(config=config), config=config)
@@ -109,6 +134,8 @@ class Course:
     @cached_property
     def db_url(self) -> str:
         """The gradebook's database URL."""
+        from nbgrader.coursedir import CourseDirectory
+
         return CourseDirectory(config=self.config()).db_url
 
     def submission(self, student: str, lesson: str) -> Path:

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 
 from grader.cells import grade_id, is_test
-from grader.course import solution_notebook
+from grader.course import released_lesson_code, solution_notebook
 from grader.forking import prepare_to_fork
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
@@ -130,7 +130,6 @@ def warm_runner():
 
     from grader import checks, probing  # noqa: F401 -- solutions and probes use them
     from grader.sandbox.cell_runner import CellRunner
-    from grader.sandbox.client import released_lesson_code
 
     runner = CellRunner()
     runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader.cells import is_graded, is_lesson_code
+from grader.cells import is_graded
+from grader.course import released_lesson_code
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import regular_files
 from grader.sandbox import cgroups, wire
@@ -493,22 +494,6 @@ def _ran_out_of_memory(cells: dict) -> bool:
             ):
                 return True
     return False
-
-
-def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
-    """The released lessons' code (no solutions in it): the lesson cells among and after the
-    exercises, which every submission's fork runs, and each lesson's code cells before its
-    first exercise, which its lesson server runs once."""
-    from grader.course import lessons, student_notebook
-
-    sources, prefixes = [], {}
-    for lesson in lessons():
-        code = [c for c in nbformat.read(student_notebook(lesson), as_version=4).cells]
-        code = [c for c in code if c.cell_type == "code"]
-        first = next((i for i, c in enumerate(code) if not is_lesson_code(c)), len(code))
-        prefixes[lesson] = [c.source for c in code[:first]]
-        sources += [c.source for c in code[first:] if is_lesson_code(c)]
-    return sources, prefixes
 
 
 def _same_start(prefix: list[str], sources: list[str]) -> int:

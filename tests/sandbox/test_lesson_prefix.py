@@ -127,8 +127,8 @@ def test_lesson_servers_are_kept_by_last_use_and_a_prepared_one_goes_first():
 def test_a_lesson_prepared_ahead_is_joined_with_its_outputs(tmp_path):
     """A run that names the next lesson has its first cells run meanwhile; the next lesson's
     submission then starts from them, with their outputs."""
-    from grader.course import lessons
-    from grader.sandbox.client import Sandbox, released_lesson_code
+    from grader.course import lessons, released_lesson_code
+    from grader.sandbox.client import Sandbox
     from grader.sandbox.isolation import Limits
 
     first, second = lessons()[:2]
