@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from grader.course import Course
 from grader.grading import outcomes, submission_check
-from grader.grading.database import share_engines_with_nbgrader
+from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
 from grader.grading.outcomes import Outcome
 from grader.sandbox.isolation import Limits
@@ -372,6 +372,8 @@ def grade_submissions(
     made for this call with `jobs` worker processes (default: one per core).
     """
     engine = GradingEngine(engine)
+    if engine == GradingEngine.FAST:
+        index_rows_by_notebook(course.db_url)
     limits = limits or (session.limits if session else Limits())
     recorded = outcomes.read_all(course.db_url)
     tasks = [

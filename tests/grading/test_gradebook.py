@@ -68,3 +68,21 @@ def test_a_student_the_other_grading_process_added_meanwhile_is_not_an_error(tmp
     ensure_student(engine, "dana")
     with engine.connect() as db:
         assert db.execute(text("SELECT id FROM student")).scalars().all() == ["dana"]
+
+
+def test_a_notebooks_grade_and_comment_rows_are_found_without_reading_the_whole_table(tmp_path):
+    """nbgrader indexes these rows by cell first; the fast engine adds an index by notebook,
+    or each graded notebook would read every row of the class."""
+    course = _course(tmp_path / "course")
+    engine = sqlalchemy_engine(course.db_url)
+    plans = {}
+    for when in ("before", "after"):
+        if when == "after":
+            autograde(course, LESSON, jobs=1)
+        with engine.connect() as db:
+            for table in ("grade", "comment"):
+                query = f"EXPLAIN QUERY PLAN SELECT id FROM {table} WHERE notebook_id = 'x'"
+                plans[when, table] = " ".join(str(row[-1]) for row in db.exec_driver_sql(query))
+    assert plans["before", "grade"] == "SCAN grade", plans  # as nbgrader makes the gradebook
+    assert plans["after", "grade"].startswith("SEARCH grade USING INDEX ix_grade_notebook_id")
+    assert plans["after", "comment"].startswith("SEARCH comment USING INDEX ix_comment_")

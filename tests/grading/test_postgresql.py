@@ -18,6 +18,7 @@ from pinned_scores import PINNED
 from grader.commands.export import export
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, Course
+from grader.grading.database import sqlalchemy_engine
 from grader.grading.lesson import Result, autograde
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
@@ -88,6 +89,14 @@ def test_the_gradebook_is_the_postgresql_database(graded):
     """No SQLite file appears: nbgrader and the outcomes table both use the URL."""
     course, _ = graded
     assert not (course.root / "gradebook.db").exists()
+
+
+def test_postgresql_gets_the_notebook_indexes_too(graded):
+    """The fast engine's indexes of grade and comment rows by notebook are made there as well."""
+    course, _ = graded
+    with sqlalchemy_engine(course.db_url).connect() as db:
+        names = {row[0] for row in db.exec_driver_sql("SELECT indexname FROM pg_indexes")}
+    assert {"ix_grade_notebook_id", "ix_comment_notebook_id"} <= names
 
 
 def test_grades_in_postgresql_are_the_pinned_scores(graded):
