@@ -13,7 +13,8 @@ gives them to a child it forked ahead (once the last submission's processes were
 has isolated itself meanwhile, and closes its own copies: no server ever reads a request, a cell
 or a report, so no submission's data is ever in the memory the next submission's process is
 forked from. The child reads its request and reports its cells straight to the grading process.
-When told to clean, the attendant kills every process below itself.
+When told to clean, the attendant kills every process below itself, answers once none of them can
+run again, and waits for them all to end before it takes the next submission.
 
 The child isolates itself before it runs anything of the submission: as root it enters the
 memory cgroup it is given, unshares a mount, an IPC and a network namespace, mounts a fresh /tmp
@@ -394,8 +395,9 @@ def _in_sandbox() -> bool:
     return os.environ.get("GRADER_PID_NAMESPACE") == "1"
 
 
-def _kill_leftovers(child: int, settings: dict) -> int:
-    """Kill every process the submission started; return how many were still there.
+def _kill_leftovers(child: int, settings: dict) -> list[int]:
+    """Send SIGKILL to every process the submission started; return a pidfd for each one
+    still there (none of them runs its code again), for `_wait_for_leftovers`.
 
     In the sandbox's PID namespace those are every process below this server: the server is a
     child subreaper, so an orphan of the submission is handed to it, never to a process outside.
@@ -405,22 +407,26 @@ def _kill_leftovers(child: int, settings: dict) -> int:
     if not settings["complete"]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child, signal.SIGKILL)
-        return 0
-    killed = set()
+        return []
+    ends = []
+    for pid in _descendants(os.getpid()):
+        with contextlib.suppress(ProcessLookupError):
+            ends.append(os.pidfd_open(pid))  # held first: the pid is not reused meanwhile
+            os.kill(pid, signal.SIGKILL)
+    return ends
+
+
+def _wait_for_leftovers(child: int, settings: dict, ends: list[int]) -> None:
+    """Wait until the processes behind `ends` have ended, killing any they forked before the
+    signal came, until no process of the submission is left."""
     for _ in range(200):
-        others = _descendants(os.getpid())
-        if not others:
-            return len(killed)
-        ends = []
-        for pid in others:
-            with contextlib.suppress(ProcessLookupError):
-                ends.append(os.pidfd_open(pid))  # held first: the pid is not reused meanwhile
-                os.kill(pid, signal.SIGKILL)
-        killed.update(others)
         _wait_for_ends(ends, timeout=1.0)
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
+        ends = _kill_leftovers(child, settings)
+        if not ends:
+            return
     raise RuntimeError("processes of the submission could not be stopped")
 
 
@@ -517,7 +523,11 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
                 raise wire.WireError(f"expected clean, got {message['kind']}")
             break
     os.close(pidfd)
-    left = _kill_leftovers(child, settings)
+    ends = _kill_leftovers(child, settings)
+    # Nothing of the submission runs its code any more: the grading process goes on while its
+    # processes end; the next submission gets its pipes only once they have, and all is clean.
+    wire.send_fds(control, Kind.CLEANED, [], leftovers=len(ends))
+    _wait_for_leftovers(child, settings, ends)
     if status is None:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(child, 0)
@@ -525,7 +535,6 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
         _wipe_scratch()
     elif os.geteuid() == 0:
         _have_keyrings_cleared(settings["cleaner"], settings["uid"])
-    wire.send_fds(control, Kind.CLEANED, [], leftovers=left)
 
 
 def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tuple | None:

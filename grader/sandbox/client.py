@@ -253,8 +253,6 @@ class Sandbox:
             "limits": asdict(self.limits),
             "probes": probes,
         }
-        cgroup = self.channel.cgroup
-        oom_before = cgroup.oom_kills() if cgroup else 0
         try:
             report = self._run(request, (probes or {}).get("at", {}))
         except (wire.WireError, OSError, TimeoutError) as error:
@@ -265,10 +263,7 @@ class Sandbox:
             return RunReport(
                 Outcome.NOT_GRADED, f"its report could not be read ({type(error).__name__})"
             )
-        if cgroup and cgroup.oom_kills() > oom_before:
-            report.outcome = Outcome.MEMORY_LIMIT
-            report.detail = "the submission's processes went over the memory limit together"
-        elif report.outcome == Outcome.GRADED and _ran_out_of_memory(report.cells):
+        if report.outcome == Outcome.GRADED and _ran_out_of_memory(report.cells):
             report.outcome, report.detail = Outcome.MEMORY_LIMIT, "a cell ran out of memory"
         report.timings.update(started)
         for (index, _), ran in zip(cells[:shared], self.shared_cells, strict=True):
@@ -311,9 +306,12 @@ class Sandbox:
         finally:
             os.close(request_read)
             os.close(report_write)
+        cgroup = self.channel.cgroup
         try:
             with timings.step("fork"):
                 _expect(self.channel.control, Kind.FORKED, timeout=CONTROL_SECONDS)
+            # Counted from here: the last submission's processes have all ended by now.
+            oom_before = cgroup.oom_kills() if cgroup else 0
             # If the fork died before reading it, the watch says how.
             with contextlib.suppress(BrokenPipeError):
                 wire.write_all(request_write, wire.encode(Kind.REQUEST, **request))
@@ -327,11 +325,15 @@ class Sandbox:
                 os.close(request_write)
             with timings.step("clean"):
                 self._clean()
+        if cgroup and cgroup.oom_kills() > oom_before:
+            report.outcome = Outcome.MEMORY_LIMIT
+            report.detail = "the submission's processes went over the memory limit together"
         report.timings.update(timings)
         return report
 
     def _clean(self) -> None:
-        """Have the template stop everything the submission started, before anything else."""
+        """Have the template stop everything the submission started: it answers once nothing
+        of it can run again, and takes the next submission once all of it has ended."""
         control = self.channel.control
         wire.send_fds(control, Kind.CLEAN, [])
         answers = (Kind.CLEANED, Kind.EXITED)
