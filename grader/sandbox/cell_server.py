@@ -551,9 +551,10 @@ def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tu
             except (wire.WireError, OSError):
                 return None
             if message["kind"] == Kind.FORK and len(fds) == 2:
-                ahead.start(fds)
+                child, ahead = ahead, None  # once reaped, its pid is not ours to signal
+                child.start(fds)
                 wire.send_fds(control, Kind.FORKED, [])
-                _attend(control, ahead.pid, {**settings, "uid": ahead.uid})
+                _attend(control, child.pid, {**settings, "uid": child.uid})
                 ahead = _fork_ahead(runner, settings, control, cgroup)
             elif message["kind"] == Kind.LESSON and len(fds) == 1:
                 return message, fds
@@ -565,7 +566,8 @@ def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tu
                     os.close(fd)
                 return None
     finally:
-        ahead.discard()
+        if ahead is not None:
+            ahead.discard()
 
 
 @dataclass
