@@ -201,7 +201,7 @@ class Sandbox:
 
     def stop(self) -> None:
         """Let go of the channel; stop our own template and everything in its namespaces."""
-        self.shared_run, self.shared_cells = None, []
+        self.shared_run, self.shared_cells, self.prepared = None, [], set()
         if self.channel is not None:
             self.channel.close()
             self.channel = None
@@ -234,12 +234,10 @@ class Sandbox:
                 with started.step("lesson prefix"):
                     self._run_prefix(lesson, shared)
             except (wire.WireError, OSError, TimeoutError):
-                self.stop()  # a server a submission before broke: start afresh, once
-                try:
+                try:  # a server a submission before broke: start afresh, once
                     with started.step("lesson prefix"):
-                        self.start()
-                        self._run_prefix(lesson, shared)
-                except (wire.WireError, OSError, TimeoutError, RuntimeError) as error:
+                        self._afresh(lesson, shared)
+                except (OSError, TimeoutError, RuntimeError) as error:
                     self.stop()
                     return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
         if then in self.channel.prefixes and then not in self.prepared:
@@ -253,9 +251,14 @@ class Sandbox:
             "limits": asdict(self.limits),
             "probes": probes,
         }
+        probes_at = (probes or {}).get("at", {})
         try:
-            report = self._run(request, (probes or {}).get("at", {}))
-        except (wire.WireError, OSError, TimeoutError) as error:
+            try:
+                report = self._run(request, probes_at)
+            except _NotStarted:  # the sandbox broke after the last submission: afresh, once
+                self._afresh(lesson, shared)
+                report = self._run(request, probes_at)
+        except (OSError, TimeoutError, RuntimeError) as error:
             self.stop()
             return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
         except Exception as error:  # a report the grader could not take in: never the next one's
@@ -296,6 +299,13 @@ class Sandbox:
             raise wire.WireError("the lesson's first cells did not all report")
         self.shared_run, self.shared_cells = (lesson, upto), cells
 
+    def _afresh(self, lesson: str | None, shared: int) -> None:
+        """Stop, then start a template of our own and run the lesson's first `shared` cells."""
+        self.stop()
+        self.start()
+        if lesson in self.channel.prefixes:
+            self._run_prefix(lesson, shared)
+
     def _run(self, request: dict, probes_at: dict) -> RunReport:
         request_read, request_write = os.pipe()
         report_read, report_write = os.pipe()
@@ -303,13 +313,16 @@ class Sandbox:
         try:
             with timings.step("fork"):
                 wire.send_fds(self.channel.control, Kind.FORK, [request_read, report_write])
+                _expect(self.channel.control, Kind.FORKED, timeout=CONTROL_SECONDS)
+        except (wire.WireError, OSError, TimeoutError) as error:
+            os.close(request_write)
+            os.close(report_read)
+            raise _NotStarted(error) from error
         finally:
             os.close(request_read)
             os.close(report_write)
         cgroup = self.channel.cgroup
         try:
-            with timings.step("fork"):
-                _expect(self.channel.control, Kind.FORKED, timeout=CONTROL_SECONDS)
             # Counted from here: the last submission's processes have all ended by now.
             oom_before = cgroup.oom_kills() if cgroup else 0
             # If the fork died before reading it, the watch says how.
@@ -339,6 +352,11 @@ class Sandbox:
         answers = (Kind.CLEANED, Kind.EXITED)
         while _expect(control, answers, CONTROL_SECONDS)["kind"] != Kind.CLEANED:
             pass
+
+
+class _NotStarted(RuntimeError):
+    """The sandbox failed before the submission's process was handed its pipes (the attendant
+    ends its clean-up after answering): nothing of the submission ran."""
 
 
 def _expect(control: socket.socket, kinds, timeout: float) -> dict:

@@ -5,6 +5,9 @@ process it can see, plants files and listens on a socket while honest submission
 other. They must be graded as if alone.
 """
 
+import os
+import time
+
 import pytest
 from integrity_tools import FULL_MARKS, LESSON, autograded, new_course, solution_with, submit
 
@@ -157,3 +160,51 @@ def test_the_keyring_cleaner_empties_a_submission_users_keyrings():
     finally:
         ours.close()
         os.waitpid(cleaner, 0)
+
+
+def _processes() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, start time) for every process."""
+    found = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            found[int(name)] = (int(fields[1]), int(fields[19]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _attendant_with_a_child_waiting(sandbox_pid: int) -> int:
+    """The attendant that has forked the next submission's process ahead: the parent of the
+    newest process in the sandbox."""
+    table = _processes()
+    below, todo = [], [sandbox_pid]
+    while todo:
+        pid = todo.pop()
+        below.append(pid)
+        todo += [child for child, (parent, _) in table.items() if parent == pid]
+    newest = max(below, key=lambda pid: table[pid][1])
+    return table[newest][0]
+
+
+def test_a_sandbox_broken_between_two_submissions_does_not_fail_the_second():
+    """The attendant answers "cleaned" before it has finished (waiting for the processes to
+    end, forking the next one ahead). If it dies then, the next submission is not to blame: it
+    is run in a fresh template and graded."""
+    import signal
+
+    from grader.sandbox.client import Sandbox
+
+    sandbox = Sandbox(LIMITS)
+    try:
+        assert sandbox.run([(0, "print(6 * 7)")], {}).outcome == "graded"
+        first = sandbox.own
+        time.sleep(0.5)  # the next submission's process is forked ahead meanwhile
+        os.kill(_attendant_with_a_child_waiting(first.process.pid), signal.SIGKILL)
+        report = sandbox.run([(0, "print(6 * 7)")], {})
+        assert report.outcome == "graded", report.detail
+        assert report.cells[0]["outputs"][0]["text"] == "42\n"
+        assert sandbox.own is not None and sandbox.own is not first
+    finally:
+        sandbox.stop()
