@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.cells import is_lesson_code
+from grader.cells import is_lesson_code, is_test
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO_ROOT / "solutions"
@@ -48,6 +48,17 @@ def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
         prefixes[lesson] = [c.source for c in code[:first]]
         sources += [c.source for c in code[first:] if is_lesson_code(c)]
     return sources, prefixes
+
+
+def graded_test_code() -> list[str]:
+    """Every lesson's test cells as grading runs them: the instructor's, hidden tests included
+    (nbgrader puts them back into each submission). No solution is among them."""
+    return [
+        cell.source
+        for lesson in lessons()
+        for cell in nbformat.read(solution_notebook(lesson), as_version=4).cells
+        if is_test(cell)
+    ]
 
 
 def _put_environment_on_path() -> None:

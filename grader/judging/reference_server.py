@@ -76,14 +76,30 @@ def _split(nb) -> tuple[list, list]:
     return code[:first], code[first:]
 
 
-def execute(runner, source: str) -> None:
-    """Run a cell of the solution for what it leaves behind, as a kernel runs it (an error ends
-    the cell, not the run) but without what only a reader would see: no value is displayed and
-    no output recorded. IPython's bookkeeping around each cell cost a sixth of a seed's run."""
+def precompiled(runner, cells: list):
+    """`execute` with the code of each cell that is not a test compiled now, once in the lesson
+    process for every seed's fork: transforming and compiling the cells cost a fifth of a seed's
+    run. A cell that does not compile is left out, to fail again where it is run."""
+    codes = {}
+    for cell in cells:
+        if not is_test(cell):
+            with contextlib.suppress(Exception):
+                transformed = runner.shell.transform_cell(cell.source)
+                codes[cell.source] = compile(transformed, "<cell>", "exec")
+    return lambda runner, source: execute(runner, source, codes.get(source))
+
+
+def execute(runner, source: str, code=None) -> None:
+    """Run a cell of the solution (its `code`, if compiled already) for what it leaves behind, as
+    a kernel runs it (an error ends the cell, not the run) but without what only a reader would
+    see: no value is displayed and no output recorded. IPython's bookkeeping around each cell
+    cost a sixth of a seed's run."""
     shell = runner.shell
     quiet = contextlib.redirect_stdout(_NOWHERE), contextlib.redirect_stderr(_NOWHERE)
     with quiet[0], quiet[1], contextlib.suppress(Exception):  # an error ends the cell only
-        exec(compile(shell.transform_cell(source), "<cell>", "exec"), shell.user_ns)
+        if code is None:
+            code = compile(shell.transform_cell(source), "<cell>", "exec")
+        exec(code, shell.user_ns)
 
 
 class _Nowhere(io.TextIOBase):
@@ -157,6 +173,7 @@ def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")  # the agg backend keeps every figure open: memory each fork would copy
+    run = precompiled(runner, rest)
     prepare_to_fork()
     while True:
         try:
@@ -165,7 +182,7 @@ def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
             return
         pid = os.fork()
         if pid == 0:
-            observations = _observe_exercises(runner, rest, probes, seed)
+            observations = _observe_exercises(runner, rest, probes, seed, run)
             problem = _problems(observations, probes)
             if problem:
                 wire.send(answers, Kind.FAILED, reason=problem, seed=seed)

@@ -5,9 +5,11 @@ figures come out as a Jupyter kernel would send them (execute_result, display_da
 error with its traceback), without starting a kernel and re-importing torch each time.
 """
 
+import functools
 import inspect
 import sys
 
+from ipykernel import compiler
 from ipykernel.compiler import XCachingCompiler
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
@@ -124,7 +126,47 @@ class _DisplayPublisher(DisplayPublisher):
 
 
 class _Shell(InteractiveShell):
-    """A kernel-less shell: the inline matplotlib backend needs no GUI event loop."""
+    """A kernel-less shell: the inline matplotlib backend needs no GUI event loop.
+
+    It remembers what it worked out from a cell's source alone (IPython's transform, and whether
+    the cell awaits): every submission's fork runs the same lesson and test cells, and
+    tokenizing a cell line by line cost about a millisecond each time. A fork inherits what its
+    warm parent remembered; what it remembers itself dies with it.
+    """
+
+    def __init__(self, **kwargs):
+        self._transformed: dict[tuple, str] = {}
+        self._awaits: dict[str, bool] = {}
+        super().__init__(**kwargs)
+
+    def transform_cell(self, raw_cell: str) -> str:
+        """IPython's transform, remembered for this source and these transformers (a cell may
+        register transformers of its own)."""
+        manager = self.input_transformer_manager
+        key = (
+            raw_cell,
+            tuple(manager.cleanup_transforms),
+            tuple(manager.line_transforms),
+            tuple(manager.token_transformers),
+            tuple(self.input_transformers_post),
+        )
+        if key not in self._transformed:
+            self._transformed[key] = super().transform_cell(raw_cell)
+        return self._transformed[key]
+
+    def should_run_async(self, raw_cell, *, transformed_cell=None, preprocessing_exc_tuple=None):
+        """IPython's answer (it compiles the cell to find out), remembered per transformed cell."""
+        if preprocessing_exc_tuple is not None or transformed_cell is None:
+            return super().should_run_async(
+                raw_cell,
+                transformed_cell=transformed_cell,
+                preprocessing_exc_tuple=preprocessing_exc_tuple,
+            )
+        if transformed_cell not in self._awaits:
+            self._awaits[transformed_cell] = super().should_run_async(
+                raw_cell, transformed_cell=transformed_cell
+            )
+        return self._awaits[transformed_cell]
 
     def enable_gui(self, gui=None):
         """Inline figures need no event loop."""
@@ -157,6 +199,11 @@ def _skip_module_scan_for_cells(cell_files: dict) -> None:
         return scanning(object, _filename)
 
     inspect.getmodule = getmodule
+
+
+# ipykernel names a cell's file after a hash of its source computed in pure Python, about half
+# a millisecond per cell: the same source always has the same hash.
+compiler.murmur2_x86 = functools.lru_cache(maxsize=None)(compiler.murmur2_x86)
 
 
 class CellRunner:
@@ -196,6 +243,20 @@ class CellRunner:
         plt.close("all")
         self.shell.reset(new_session=False)
         self.shell.execution_count = 1
+
+    def remember(self, sources: list[str]) -> None:
+        """Work out now, without running them, what running these cells needs from their source
+        alone (transform, file name), so that every fork finds it done.
+
+        Only instructor code may come here, as for `warm_up`.
+        """
+        for source in sources:
+            try:
+                transformed = self.shell.transform_cell(source)
+            except Exception:  # noqa: BLE001 -- run_cell reports it when the cell is run
+                continue
+            self.shell.should_run_async(source, transformed_cell=transformed)
+            self.shell.compile.get_code_name(source, transformed, 0)
 
     def flush_streams(self) -> None:
         """Send the buffered stdout, then stderr, as a kernel does."""

@@ -794,6 +794,7 @@ def main() -> None:
     runner = _warm()
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
     runner.warm_up(warm["sources"])
+    runner.remember(warm["tests"])
     prepare_to_fork()  # before the first fork of a server
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
     router, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -17,11 +17,10 @@ MAX_DEPTH = 64
 
 class Kind(StrEnum):
     """Every kind of message, named once. Grading process <-> cell server: WARM (the lesson
-    cells), READY, LESSON (run a lesson's first cells once), PREPARE (have them run, for
-    later), PREFIX (their outputs), FORK,
-    FORKED, CLEAN, EXITED, CLEANED; grading process -> submission: REQUEST;
-    submission -> grading process: START, CELL, PROBE, FINISHED; grading process <-> reference
-    server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
+    cells and the test cells), READY, LESSON (run a lesson's first cells once), PREPARE (have
+    them run, for later), PREFIX (their outputs), FORK, FORKED, CLEAN, EXITED, CLEANED; grading
+    process -> submission: REQUEST; submission -> grading process: START, CELL, PROBE,
+    FINISHED; grading process <-> reference server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
 
     WARM = "warm"
     LESSON = "lesson"

@@ -5,7 +5,7 @@ import nbformat
 import pytest
 from integrity_tools import LESSON, autograded, new_course, solution_with, submit
 
-from grader.cells import is_lesson_code
+from grader.cells import is_answer, is_lesson_code, is_test
 from grader.course import solution_notebook
 from grader.grading.lesson import grade_submissions
 
@@ -146,3 +146,35 @@ def test_a_lesson_prepared_ahead_is_joined_with_its_outputs(tmp_path):
         assert len(shown) > 1  # the lesson's own cells came with their outputs
     finally:
         sandbox.stop()
+
+
+LISTS_REMEMBERED = """\
+import hashlib
+remembered = {key[0] for key in get_ipython()._transformed}
+print('remembered:', *sorted(hashlib.sha256(s.encode()).hexdigest() for s in remembered))
+"""
+
+
+def _digest(source: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def test_a_submission_finds_every_test_cell_worked_out_and_no_solution(tmp_path, grading_session):
+    """The template works out the test cells' transforms (hidden tests included) once for every
+    fork: a submission's first answer finds each test cell it is about to run remembered, and
+    none of the solution's answers."""
+    course = new_course(tmp_path / "course", honest=None)
+    submit(course, "looks", solution_with(LISTS_REMEMBERED))
+    (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
+    assert report.outcome == "graded"
+    cells = _code_cells(autograded(course, "looks"))
+    printed = "".join(out.get("text", "") for c in cells for out in c.outputs)
+    remembered = set(printed.split("remembered:")[1].split("\n")[0].split())
+    tests = [c for c in cells if is_test(c)]
+    assert tests and any("HIDDEN TESTS" in c.source for c in tests)
+    assert {_digest(c.source) for c in tests} <= remembered
+    solution = nbformat.read(solution_notebook(LESSON), as_version=4)
+    answers = [c.source for c in solution.cells if is_answer(c)]
+    assert answers and not {_digest(s) for s in answers} & remembered
