@@ -75,6 +75,9 @@ def _warm():
     for source in [
         "import torch\n(torch.ones(2, requires_grad=True) ** 2).sum().backward()",
         "import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.show()",
+        # An optimizer's first step imports torch._dynamo (0.7 s): paid here once, not by the
+        # server of each lesson that trains.
+        "torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1).step()",
     ]:
         runner.run(source)
     runner.shell.execution_count = 1

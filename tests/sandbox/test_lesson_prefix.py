@@ -178,3 +178,20 @@ def test_a_submission_finds_every_test_cell_worked_out_and_no_solution(tmp_path,
     solution = nbformat.read(solution_notebook(LESSON), as_version=4)
     answers = [c.source for c in solution.cells if is_answer(c)]
     assert answers and not {_digest(s) for s in answers} & remembered
+
+
+def test_a_submission_starts_with_an_optimizers_first_step_paid(tmp_path, grading_session):
+    """The first step of a torch optimizer imports torch._dynamo: the template takes it once, so
+    a lesson that trains does not pay it again (lesson 1 never builds an optimizer itself)."""
+    course = new_course(tmp_path / "course", honest=None)
+    submit(
+        course,
+        "looks",
+        solution_with("import sys\nprint('dynamo:', 'torch._dynamo' in sys.modules)"),
+    )
+    (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
+    assert report.outcome == "graded"
+    printed = "".join(
+        out.get("text", "") for c in _code_cells(autograded(course, "looks")) for out in c.outputs
+    )
+    assert "dynamo: True" in printed, printed
