@@ -256,3 +256,56 @@ def test_clear_output_also_clears_text_printed_just_before_it(runner):
     )
     outputs, _, _ = runner.run(source)
     assert outputs == [_stream("stdout", "new\n")]
+
+
+def test_a_frames_highlighting_is_stack_datas_own():
+    """The lexer compiled once marks and colours a frame's scope exactly as stack_data's
+    lexer made anew for each frame does."""
+    import stack_data
+    import stack_data.utils
+    from IPython.utils.PyColorize import theme_table
+    from pygments.formatters.terminal256 import Terminal256Formatter
+
+    code = "def f(x):\n    y = x * 2  # twice\n    return g(y) + 'text'\n"
+    style = stack_data.style_with_executing_node(
+        theme_table["linux"].as_pygments_style(), "bg:ansiyellow"
+    )
+    formatter = Terminal256Formatter(style=style)
+    for ranges in ([], [(34, 38)], [(0, 3), (45, 49)]):
+        ours = cell_runner._pygmented_with_ranges(formatter, code, ranges)
+        assert ours == stack_data.utils._pygmented_with_ranges(formatter, code, ranges)
+    assert "\x1b[" in "".join(ours)  # coloured, and the marked ranges with it
+
+
+def test_one_traceback_formatter_serves_every_error_of_a_style():
+    """IPython asks for a style and a formatter per error: the same ones come back each time
+    (two errors, one formatter); other requests, and subclasses, get a formatter of their own."""
+    import stack_data
+    from pygments.formatters import terminal256
+    from pygments.styles.default import DefaultStyle
+
+    style = stack_data.style_with_executing_node(DefaultStyle, "bg:ansiyellow")
+    assert style is stack_data.style_with_executing_node(DefaultStyle, "bg:ansiyellow")
+    first = terminal256.Terminal256Formatter(style=style)
+    assert first is terminal256.Terminal256Formatter(style=style)
+    numbered = terminal256.Terminal256Formatter(style=style, linenos=True)
+    assert numbered is not first and numbered.linenos and not first.linenos
+
+    class Extended(terminal256.Terminal256Formatter):  # a student's own, say
+        pass
+
+    own = Extended(style=style)
+    assert own is not Extended(style=style) and isinstance(own, terminal256.Terminal256Formatter)
+
+
+def test_two_errors_in_a_row_are_formatted_alike(runner):
+    """The reused formatter keeps nothing of one error for the next."""
+    import re
+
+    source = "def f(x):\n    return x / 0\nf(1)"
+    first, second = (
+        [re.sub(r"In\[\d+\]", "In[n]", line) for line in runner.run(source)[0][0]["traceback"]]
+        for _ in range(2)
+    )
+    assert first == second and len(first) > 2
+    assert "ZeroDivisionError" in first[-1] and "\x1b[" in first[1]
