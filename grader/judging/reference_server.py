@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from grader.cells import grade_id, is_test
 from grader.course import released_lesson_code, solution_notebook
-from grader.forking import prepare_to_fork
+from grader.forking import back_with_huge_pages, prepare_to_fork
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
@@ -283,6 +283,7 @@ def serve(channels: list[int]) -> None:
     open_channels = list(channels)
     lessons = Lessons(keep=len(channels), runner=warm_runner())
     prepare_to_fork()  # before the first lesson process is forked
+    back_with_huge_pages()  # cheaper forks (grader.forking)
     while open_channels:
         from_lessons = lessons.answers()
         ready, _, _ = select.select(open_channels + list(from_lessons), [], [])

@@ -38,7 +38,7 @@ import traceback
 from dataclasses import dataclass, field
 from functools import partial
 
-from grader.forking import prepare_to_fork
+from grader.forking import back_with_huge_pages, prepare_to_fork
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
@@ -799,6 +799,7 @@ def main() -> None:
     runner.warm_up(warm["sources"])
     runner.remember(warm["tests"])
     prepare_to_fork()  # before the first fork of a server
+    back_with_huge_pages()  # cheaper forks (grader.forking)
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
     router, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sockets = [socket.socket(fileno=control) for control in controls]
