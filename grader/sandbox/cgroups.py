@@ -54,6 +54,34 @@ class MemoryCgroup:
                     return int(value)
         return 0
 
+    def held(self) -> int:
+        """The bytes charged to the cgroup that the kernel cannot reclaim without swap:
+        processes' anonymous memory and shared memory (tmpfs, System V segments), not the
+        file cache (0 where it cannot be read)."""
+        keys = ("anon", "shmem") if self.version == 2 else ("rss", "shmem")
+        held = 0
+        with contextlib.suppress(OSError, ValueError):
+            for line in (self.path / "memory.stat").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key in keys:
+                    held += int(value)
+        return held
+
+    def wait_until_below(self, level: int, seconds: float = 5.0) -> bool:
+        """Wait up to `seconds` for what the cgroup holds to fall under `level` bytes; whether
+        it did.
+
+        Memory a submission's processes leave charged after they have ended (System V shared
+        memory, freed with its IPC namespace by a kernel worker some time later) would
+        otherwise count against the next submission in the cgroup.
+        """
+        deadline = time.monotonic() + seconds
+        while self.held() >= level:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
     def remove(self) -> None:
         """Delete the cgroup, once the processes that were killed in it have left."""
         remove_when_empty(self.path)

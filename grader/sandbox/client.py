@@ -37,6 +37,7 @@ SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
 CONTROL_SECONDS = 30
 PREFIX_SECONDS = 300  # a lesson's own first cells, run once per lesson
 PREFIX_LIMIT = 256 * 1024**2
+LEFT_CHARGED_SHARE = 4  # a new submission starts with under a quarter of the limit charged
 
 
 @dataclass
@@ -325,6 +326,8 @@ class Sandbox:
             os.close(report_write)
         cgroup = self.channel.cgroup
         try:
+            if cgroup:  # what the last submission left charged is given back first
+                cgroup.wait_until_below(self.limits.memory_bytes // LEFT_CHARGED_SHARE)
             # Counted from here: the last submission's processes have all ended by now.
             oom_before = cgroup.oom_kills() if cgroup else 0
             # If the fork died before reading it, the watch says how.

@@ -53,3 +53,34 @@ def test_a_cgroup_is_removed_once_its_killed_processes_have_left(group):
     assert not group.path.exists()
     for pid in children:
         os.waitpid(pid, 0)
+
+
+def test_waiting_for_memory_left_charged_ends_when_it_is_given_back(group):
+    """Shared memory outlives the process that filled it: the wait ends only once it is freed,
+    and gives up (saying so) when it never is."""
+    path = "/dev/shm/grader-test-held-" + secrets.token_hex(4)
+    ready_read, ready_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(os.open(group.path / "cgroup.procs", os.O_WRONLY), b"0")
+        with open(path, "wb") as held:  # tmpfs: charged here, and no process's memory
+            held.write(b"x" * (64 * 1024**2))
+        os.write(ready_write, b"1")
+        os._exit(0)
+    assert os.read(ready_read, 1) == b"1"
+    os.waitpid(pid, 0)
+    try:
+        assert group.held() >= 64 * 1024**2
+        assert group.wait_until_below(32 * 1024**2, seconds=0.2) is False
+        started = time.monotonic()
+        remover = os.fork()
+        if remover == 0:
+            time.sleep(0.3)
+            os.unlink(path)
+            os._exit(0)
+        assert group.wait_until_below(32 * 1024**2, seconds=5) is True
+        assert time.monotonic() - started >= 0.25  # it waited for the memory to go
+        os.waitpid(remover, 0)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
