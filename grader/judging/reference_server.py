@@ -84,9 +84,13 @@ def precompiled(runner, cells: list):
     for cell in cells:
         if not is_test(cell):
             with contextlib.suppress(Exception):
-                transformed = runner.shell.transform_cell(cell.source)
-                codes[cell.source] = compile(transformed, "<cell>", "exec")
+                codes[cell.source] = _compile(runner.shell, cell.source)
     return lambda runner, source: execute(runner, source, codes.get(source))
+
+
+def _compile(shell, source: str):
+    """A cell's code, transformed as IPython does."""
+    return compile(shell.transform_cell(source), "<cell>", "exec")
 
 
 def execute(runner, source: str, code=None) -> None:
@@ -97,9 +101,7 @@ def execute(runner, source: str, code=None) -> None:
     shell = runner.shell
     quiet = contextlib.redirect_stdout(_NOWHERE), contextlib.redirect_stderr(_NOWHERE)
     with quiet[0], quiet[1], contextlib.suppress(Exception):  # an error ends the cell only
-        if code is None:
-            code = compile(shell.transform_cell(source), "<cell>", "exec")
-        exec(code, shell.user_ns)
+        exec(code or _compile(shell, source), shell.user_ns)
 
 
 class _Nowhere(io.TextIOBase):

@@ -155,6 +155,12 @@ print('remembered:', *sorted(hashlib.sha256(s.encode()).hexdigest() for s in rem
 """
 
 
+def _printed(course, student: str) -> str:
+    """Everything the student's autograded notebook printed, cell after cell."""
+    cells = _code_cells(autograded(course, student))
+    return "".join(out.get("text", "") for c in cells for out in c.outputs)
+
+
 def _digest(source: str) -> str:
     import hashlib
 
@@ -169,10 +175,9 @@ def test_a_submission_finds_every_test_cell_worked_out_and_no_solution(tmp_path,
     submit(course, "looks", solution_with(LISTS_REMEMBERED))
     (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
     assert report.outcome == "graded"
-    cells = _code_cells(autograded(course, "looks"))
-    printed = "".join(out.get("text", "") for c in cells for out in c.outputs)
+    printed = _printed(course, "looks")
     remembered = set(printed.split("remembered:")[1].split("\n")[0].split())
-    tests = [c for c in cells if is_test(c)]
+    tests = [c for c in _code_cells(autograded(course, "looks")) if is_test(c)]
     assert tests and any("HIDDEN TESTS" in c.source for c in tests)
     assert {_digest(c.source) for c in tests} <= remembered
     solution = nbformat.read(solution_notebook(LESSON), as_version=4)
@@ -191,7 +196,5 @@ def test_a_submission_starts_with_an_optimizers_first_step_paid(tmp_path, gradin
     )
     (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
     assert report.outcome == "graded"
-    printed = "".join(
-        out.get("text", "") for c in _code_cells(autograded(course, "looks")) for out in c.outputs
-    )
+    printed = _printed(course, "looks")
     assert "dynamo: True" in printed, printed
