@@ -10,6 +10,7 @@ The equivalence test compares every row with stock nbgrader's.
 """
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nbgrader import utils
@@ -24,7 +25,7 @@ from nbgrader.api import (
     new_uuid,
 )
 from nbgrader.plugins import LateSubmissionPlugin
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from grader.cells import grade_id, is_answer, is_graded
@@ -62,7 +63,14 @@ class Saved:
 
 
 def save_grades(
-    db_url, released, student: str, timestamp, nb, verdicts: dict[str, Verdict], config
+    db_url,
+    released,
+    student: str,
+    timestamp,
+    nb,
+    verdicts: dict[str, Verdict],
+    config,
+    also: Callable[[Connection, Saved], None] | None = None,
 ) -> Saved:
     """nbgrader's gradebook steps for one graded notebook `nb`, in one transaction.
 
@@ -70,7 +78,8 @@ def save_grades(
     scores them (an unchanged answer cell gets 0, a manually graded one waits for the grader);
     a graded cell the student deleted gets 0. Answer cells left as released get nbgrader's
     "No response." comment. A late submission gets the course's late penalty. `released` is
-    the lesson as the gradebook has it (a `ReleasedLesson`).
+    the lesson as the gradebook has it (a `ReleasedLesson`). `also` writes more in the same
+    transaction, given what was saved.
     """
     stamp = utils.parse_utc(timestamp) if timestamp else None
     engine = sqlalchemy_engine(db_url)
@@ -100,7 +109,10 @@ def save_grades(
             .where(SubmittedNotebook.id == mine)
             .values(late_submission_penalty=penalty)
         )
-    return Saved(late, grades)
+        saved = Saved(late, grades)
+        if also is not None:
+            also(db, saved)
+    return saved
 
 
 def ensure_student(engine, student: str) -> None:

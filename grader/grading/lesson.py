@@ -172,43 +172,35 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
         api = _api(task)
         stamp = fingerprint(folder)
         found = submission_check.problem(folder, task.lesson)
+    recorded = False
     if found is not None:
         report = SubmissionReport(task.student, task.lesson, *found)
         _zero(api, task.lesson, task.student)
+    elif task.engine == GradingEngine.FAST:
+        report, recorded = _run_fast(api, task, warm, stamp)
     else:
-        report, deleted = _run(api, task, warm)
-        report = replace(
-            report,
-            not_graded=tuple(submission_check.extra_notebooks(folder, task.lesson)),
-            deleted_tests=deleted,
-        )
-    with timings.step("bookkeeping"):
-        outcomes.record(
-            task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
-        )
+        report = _run_stock(api, task)
+    if not recorded:
+        with timings.step("bookkeeping"):
+            outcomes.record(
+                task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
+            )
     report.timings.update(timings)  # the run's own steps are in already
     return report
 
 
-def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport, tuple]:
-    """Run and grade the submission; its report, and the lesson's graded cells it deleted."""
-    lesson, student = task.lesson, task.student
-    if task.engine == GradingEngine.FAST:
-        from grader.grading.submission import autograde_submission
+def _run_fast(
+    api, task: GradingTask, warm: WarmProcesses, stamp: str
+) -> tuple[SubmissionReport, bool]:
+    """Run and grade the submission in the sandbox; its report, and whether its outcome was
+    recorded (with its grades, in one transaction)."""
+    from grader.grading.submission import autograde_submission
 
-        try:
-            started = Timings()
-            with started.step("start-up"):
-                workers = warm.get()
-            run = autograde_submission(
-                api.coursedir, api.config, lesson, student, workers, task.next_lesson
-            )
-            run.timings.add("start-up", started["start-up"])
-        except Exception as error:  # recorded as the outcome: one submission never stops a class
-            _zero(api, lesson, student)
-            detail = f"{type(error).__name__}: {error}"
-            report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
-            return report, _deleted(api, task)
+    lesson, student = task.lesson, task.student
+    folder = task.course.submission(student, lesson)
+    not_graded = tuple(submission_check.extra_notebooks(folder, lesson))
+
+    def report_of(run) -> SubmissionReport:
         return SubmissionReport(
             student,
             lesson,
@@ -216,20 +208,54 @@ def _run(api, task: GradingTask, warm: WarmProcesses) -> tuple[SubmissionReport,
             run.detail,
             run.unjudged,
             _late(run.seconds_late),
-            timings=run.timings,
-        ), run.deleted()
+            not_graded,
+            run.deleted(),
+            run.timings,
+        )
+
+    def record(db, run) -> None:
+        report = report_of(run)
+        outcomes.write(db, lesson, student, report.outcome, report.notes(), stamp)
+
+    try:
+        started = Timings()
+        with started.step("start-up"):
+            workers = warm.get()
+        run = autograde_submission(
+            api.coursedir, api.config, lesson, student, workers, task.next_lesson, record
+        )
+        run.timings.add("start-up", started["start-up"])
+    except Exception as error:  # recorded as the outcome: one submission never stops a class
+        _zero(api, lesson, student)
+        detail = f"{type(error).__name__}: {error}"
+        deleted = _deleted(api, task)
+        return SubmissionReport(
+            student, lesson, Outcome.NOT_GRADED, detail, (), "", not_graded, deleted
+        ), False
+    return report_of(run), True
+
+
+def _run_stock(api, task: GradingTask) -> SubmissionReport:
+    """Grade the submission with stock `nbgrader autograde`."""
+    lesson, student = task.lesson, task.student
     timings = Timings()
     with timings.step("nbgrader steps"):
         result = api.autograde(lesson, student)
-    if not result["success"]:
+    if result["success"]:
+        with api.gradebook as gb:
+            late = _late(gb.find_submission(lesson, student).total_seconds_late)
+        report = SubmissionReport(student, lesson, Outcome.GRADED, lateness=late)
+    else:
         _zero(api, lesson, student)
         detail = _last_line(result.get("error") or result.get("log"))
-        report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail, timings=timings)
-        return report, _deleted(api, task)
-    with api.gradebook as gb:
-        late = _late(gb.find_submission(lesson, student).total_seconds_late)
-    report = SubmissionReport(student, lesson, Outcome.GRADED, lateness=late, timings=timings)
-    return report, _deleted(api, task)
+        report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
+    folder = task.course.submission(student, lesson)
+    return replace(
+        report,
+        not_graded=tuple(submission_check.extra_notebooks(folder, lesson)),
+        deleted_tests=_deleted(api, task),
+        timings=timings,
+    )
 
 
 def _deleted(api, task: GradingTask) -> tuple[str, ...]:

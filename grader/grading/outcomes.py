@@ -48,8 +48,14 @@ def record(
     fingerprint: str = "",
 ) -> None:
     """Store (or replace) the outcome of one submission, in one transaction."""
-    engine = sqlalchemy_engine(db_url)
-    _metadata.create_all(engine)
+    with sqlalchemy_engine(db_url).begin() as db:
+        write(db, lesson, student, outcome, detail, fingerprint)
+
+
+def write(db, lesson: str, student: str, outcome: Outcome, detail: str, fingerprint: str) -> None:
+    """Store (or replace) the outcome of one submission in the transaction `db` (a SQLAlchemy
+    connection), so that it can be committed with the submission's grades."""
+    _metadata.create_all(db)  # the table, if the gradebook has none yet
     row = {
         "assignment": lesson,
         "student": student,
@@ -58,13 +64,10 @@ def record(
         "fingerprint": fingerprint,
         "recorded_at": datetime.now(UTC).replace(tzinfo=None),
     }
-    with engine.begin() as conn:
-        conn.execute(
-            OUTCOMES.delete().where(
-                (OUTCOMES.c.assignment == lesson) & (OUTCOMES.c.student == student)
-            )
-        )
-        conn.execute(OUTCOMES.insert().values(**row))
+    db.execute(
+        OUTCOMES.delete().where((OUTCOMES.c.assignment == lesson) & (OUTCOMES.c.student == student))
+    )
+    db.execute(OUTCOMES.insert().values(**row))
 
 
 def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str, str]]:

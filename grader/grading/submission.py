@@ -10,14 +10,16 @@ grades.
 
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
+from sqlalchemy import Connection
 
 from grader.cells import autograded_tests, grade_id
-from grader.grading.gradebook import save_grades
+from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, sanitize
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
@@ -61,13 +63,21 @@ class GradedRun:
 
 
 def autograde_submission(
-    coursedir, config, lesson: str, student: str, workers: Workers, then: str | None = None
+    coursedir,
+    config,
+    lesson: str,
+    student: str,
+    workers: Workers,
+    then: str | None = None,
+    record: Callable[[Connection, GradedRun], None] | None = None,
 ) -> GradedRun:
     """Grade `student`'s `lesson` into autograded/ and the gradebook.
 
     The submission's probes draw their inputs from a seed chosen here for it alone, and the
     reference server gives the solution's observations for the same seed. The sandbox and the
-    reference server prepare the lesson graded next (`then`) meanwhile.
+    reference server prepare the lesson graded next (`then`) meanwhile. `record` writes more
+    about the run (its outcome) in the grades' transaction; the autograded notebook is written
+    before it commits, so that a grading whose outcome is recorded has its notebook.
     """
     timings = Timings()
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
@@ -114,21 +124,28 @@ def autograde_submission(
             nb, resources = step(config=config)(nb, resources)
     with timings.step("judge"):
         verdicts = judge_tests(nb, references, report.probes)
-    with timings.step("gradebook"):
-        saved = save_grades(coursedir.db_url, released, student, timestamp, nb, verdicts, config)
     with timings.step("nbgrader steps"):
         _write(nb, path)
     unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
     present = frozenset(filter(None, map(grade_id, nb.cells)))
-    return GradedRun(
-        report.outcome,
-        report.detail,
-        unjudged,
-        timings,
-        saved.seconds_late,
-        saved.grade_cells,
-        present,
-    )
+
+    def graded(saved: Saved) -> GradedRun:
+        return GradedRun(
+            report.outcome,
+            report.detail,
+            unjudged,
+            timings,
+            saved.seconds_late,
+            saved.grade_cells,
+            present,
+        )
+
+    also = record and (lambda db, saved: record(db, graded(saved)))
+    with timings.step("gradebook"):
+        saved = save_grades(
+            coursedir.db_url, released, student, timestamp, nb, verdicts, config, also
+        )
+    return graded(saved)
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000

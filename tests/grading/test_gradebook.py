@@ -5,9 +5,11 @@ import shutil
 
 import pytest
 from gradebook_rows import gradebook_rows
+from sqlalchemy import event
 
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, lessons
+from grader.grading import outcomes
 from grader.grading.database import sqlalchemy_engine
 from grader.grading.gradebook import add_student, ensure_student
 from grader.grading.lesson import autograde
@@ -86,3 +88,51 @@ def test_a_notebooks_grade_and_comment_rows_are_found_without_reading_the_whole_
     assert plans["before", "grade"] == "SCAN grade", plans  # as nbgrader makes the gradebook
     assert plans["after", "grade"].startswith("SEARCH grade USING INDEX ix_grade_notebook_id")
     assert plans["after", "comment"].startswith("SEARCH comment USING INDEX ix_comment_")
+
+
+def test_a_grading_stopped_while_its_outcome_is_written_leaves_the_gradebook_as_it_was(
+    tmp_path, monkeypatch, grading_session
+):
+    """A submission's grades and its outcome are committed together: an instructor's Ctrl-C
+    while the outcome is written leaves no grade behind, and the next run grades it."""
+    course = _course(tmp_path / "course")
+    before = gradebook_rows(course)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(outcomes.OUTCOMES, "insert", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            autograde(course, LESSON, [ON_TIME], session=grading_session)
+    assert gradebook_rows(course)["submission"] == before["submission"] == []
+    assert gradebook_rows(course)["grade"] == before["grade"]
+    assert outcomes.read_all(course.db_url) == {}
+
+    [result] = autograde(course, LESSON, [ON_TIME], session=grading_session)  # no --force
+    assert result.outcome == "graded" and result.score > 0
+    assert (LESSON, ON_TIME) in outcomes.read_all(course.db_url)
+
+
+def test_grading_a_submission_again_commits_once(tmp_path, grading_session):
+    """Grades, comments, lateness and outcome go to the gradebook in one transaction: one
+    commit, and one wait for the disk, per graded notebook (a grading call makes a few more
+    of its own, however many notebooks it grades)."""
+    course = _course(tmp_path / "course")
+    autograde(course, LESSON, session=grading_session)  # adds the students' rows
+    engine = sqlalchemy_engine(course.db_url)
+    commits = {}
+    for students in ([ON_TIME], [ON_TIME, LATE]):
+        counted = []
+
+        def count(connection, counted=counted):
+            counted.append(connection)
+
+        event.listen(engine, "commit", count)
+        try:
+            results = autograde(course, LESSON, students, session=grading_session, force=True)
+        finally:
+            event.remove(engine, "commit", count)
+        assert {r.outcome for r in results} == {"graded"}
+        commits[len(students)] = len(counted)
+    assert commits[2] - commits[1] == 1, commits
