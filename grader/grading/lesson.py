@@ -228,10 +228,8 @@ def _run_fast(
     except Exception as error:  # recorded as the outcome: one submission never stops a class
         _zero(api, lesson, student)
         detail = f"{type(error).__name__}: {error}"
-        deleted = _deleted(api, task)
-        return SubmissionReport(
-            student, lesson, Outcome.NOT_GRADED, detail, (), "", not_graded, deleted
-        ), False
+        report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
+        return replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task)), False
     return report_of(run), True
 
 
