@@ -70,7 +70,7 @@ def save_grades(
     nb,
     verdicts: dict[str, Verdict],
     config,
-    also: Callable[[Connection, Saved], None] | None = None,
+    also: Callable[[Connection, Saved], None],
 ) -> Saved:
     """nbgrader's gradebook steps for one graded notebook `nb`, in one transaction.
 
@@ -110,8 +110,7 @@ def save_grades(
             .values(late_submission_penalty=penalty)
         )
         saved = Saved(late, grades)
-        if also is not None:
-            also(db, saved)
+        also(db, saved)
     return saved
 
 

@@ -172,36 +172,38 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
         api = _api(task)
         stamp = fingerprint(folder)
         found = submission_check.problem(folder, task.lesson)
-    recorded = False
-    if found is not None:
-        report = SubmissionReport(task.student, task.lesson, *found)
-        _zero(api, task.lesson, task.student)
-    elif task.engine == GradingEngine.FAST:
-        report, recorded = _run_fast(api, task, warm, stamp)
+    if found is None and task.engine == GradingEngine.FAST:
+        report = _run_fast(api, task, warm, stamp)  # its outcome is recorded with its grades
     else:
-        report = _run_stock(api, task)
-    if not recorded:
+        if found is not None:
+            report = SubmissionReport(task.student, task.lesson, *found)
+            _zero(api, task.lesson, task.student)
+        else:
+            report = _run_stock(api, task)
         with timings.step("bookkeeping"):
-            outcomes.record(
-                task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
-            )
+            _record(task, report, stamp)
     report.timings.update(timings)  # the run's own steps are in already
     return report
 
 
-def _run_fast(
-    api, task: GradingTask, warm: WarmProcesses, stamp: str
-) -> tuple[SubmissionReport, bool]:
-    """Run and grade the submission in the sandbox; its report, and whether its outcome was
-    recorded (with its grades, in one transaction)."""
+def _record(task: GradingTask, report: SubmissionReport, stamp: str) -> None:
+    outcomes.record(
+        task.course.db_url, task.lesson, task.student, report.outcome, report.notes(), stamp
+    )
+
+
+def _run_fast(api, task: GradingTask, warm: WarmProcesses, stamp: str) -> SubmissionReport:
+    """Run and grade the submission in the sandbox, and record its outcome: with its grades, in
+    one transaction, or on its own if the run failed."""
     from grader.grading.submission import autograde_submission
 
     lesson, student = task.lesson, task.student
     folder = task.course.submission(student, lesson)
     not_graded = tuple(submission_check.extra_notebooks(folder, lesson))
+    reports = []
 
-    def report_of(run) -> SubmissionReport:
-        return SubmissionReport(
+    def record(db, run) -> None:
+        report = SubmissionReport(
             student,
             lesson,
             run.outcome,
@@ -212,10 +214,8 @@ def _run_fast(
             run.deleted(),
             run.timings,
         )
-
-    def record(db, run) -> None:
-        report = report_of(run)
         outcomes.write(db, lesson, student, report.outcome, report.notes(), stamp)
+        reports.append(report)
 
     try:
         started = Timings()
@@ -229,8 +229,10 @@ def _run_fast(
         _zero(api, lesson, student)
         detail = f"{type(error).__name__}: {error}"
         report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
-        return replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task)), False
-    return report_of(run), True
+        report = replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task))
+        _record(task, report, stamp)
+        return report
+    return reports[-1]
 
 
 def _run_stock(api, task: GradingTask) -> SubmissionReport:

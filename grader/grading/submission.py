@@ -68,16 +68,16 @@ def autograde_submission(
     lesson: str,
     student: str,
     workers: Workers,
-    then: str | None = None,
-    record: Callable[[Connection, GradedRun], None] | None = None,
+    then: str | None,
+    record: Callable[[Connection, GradedRun], None],
 ) -> GradedRun:
     """Grade `student`'s `lesson` into autograded/ and the gradebook.
 
     The submission's probes draw their inputs from a seed chosen here for it alone, and the
     reference server gives the solution's observations for the same seed. The sandbox and the
-    reference server prepare the lesson graded next (`then`) meanwhile. `record` writes more
-    about the run (its outcome) in the grades' transaction; the autograded notebook is written
-    before it commits, so that a grading whose outcome is recorded has its notebook.
+    reference server prepare the lesson graded next (`then`) meanwhile. `record` writes the
+    run's outcome in the grades' transaction; the autograded notebook is written before it
+    commits, so that a grading whose outcome is recorded has its notebook.
     """
     timings = Timings()
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
@@ -140,10 +140,16 @@ def autograde_submission(
             present,
         )
 
-    also = record and (lambda db, saved: record(db, graded(saved)))
     with timings.step("gradebook"):
         saved = save_grades(
-            coursedir.db_url, released, student, timestamp, nb, verdicts, config, also
+            coursedir.db_url,
+            released,
+            student,
+            timestamp,
+            nb,
+            verdicts,
+            config,
+            lambda db, saved: record(db, graded(saved)),
         )
     return graded(saved)
 
