@@ -135,11 +135,11 @@ class WarmProcesses:
         """The running pair (a `grading.submission.Workers`)."""
         if self._started is None:
             from grader.grading.submission import Workers
-            from grader.judging.reference import ReferenceServer
+            from grader.judging.reference import ReferenceServer, Seeds
             from grader.sandbox.client import Sandbox
 
             references = self.references or ReferenceServer()
-            self._started = Workers(Sandbox(self.limits, self.sandbox), references)
+            self._started = Workers(Sandbox(self.limits, self.sandbox), Seeds(references))
         return self._started
 
     def stop(self) -> None:

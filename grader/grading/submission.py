@@ -8,7 +8,6 @@ transaction. The equivalence test grades the example class both ways and require
 grades.
 """
 
-import secrets
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, sanitize
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
-from grader.judging.reference import Observer, probes_file
+from grader.judging.reference import Seeds, probes_file
 from grader.judging.verdict import judge_tests
 from grader.sandbox.client import Sandbox, apply_run, folder_files
 from grader.timings import Timings
@@ -31,18 +30,18 @@ from grader.timings import Timings
 
 @dataclass
 class Workers:
-    """What one grading process keeps from one submission to the next: the sandbox, a
-    reference server (its own, or a channel of one it shares), and what nbgrader's steps read
-    of each lesson in the gradebook."""
+    """What one grading process keeps from one submission to the next: the sandbox, its seeds
+    and a reference server that observes the solution on them (its own, or a channel of one it
+    shares), and what nbgrader's steps read of each lesson in the gradebook."""
 
     sandbox: Sandbox
-    references: Observer
+    seeds: Seeds
     released: ReleasedLessons = field(default_factory=ReleasedLessons)
 
     def stop(self) -> None:
         """Stop both."""
         self.sandbox.stop()
-        self.references.stop()
+        self.seeds.stop()
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,8 @@ def autograde_submission(
 ) -> GradedRun:
     """Grade `student`'s `lesson` into autograded/ and the gradebook.
 
-    The submission's probes draw their inputs from a seed chosen here for it alone, and the
-    reference server gives the solution's observations for the same seed. The sandbox and the
+    The submission's probes draw their inputs from a seed drawn for it alone, and the reference
+    server gives the solution's observations for the same seed. The sandbox and the
     reference server prepare the lesson graded next (`then`) meanwhile. `record` writes the
     run's outcome in the grades' transaction; the autograded notebook is written before it
     commits, so that a grading whose outcome is recorded has its notebook.
@@ -108,16 +107,15 @@ def autograde_submission(
         nb, resources = sanitize(nbformat.read(path, as_version=4), resources, config, released)
     probes = None
     if probes_file(lesson).is_file():
-        seed = secrets.randbelow(2**63)
         with timings.step("reference"):
-            workers.references.ask(lesson, seed, then)  # answered while the submission runs
+            seed = workers.seeds.draw(lesson, then)  # its batch is observed meanwhile
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
     cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
     timings.update(report.timings)
     with timings.step("reference"):
-        references = workers.references.answer(lesson, probes["seed"]) if probes else {}
+        references = workers.seeds.observations(lesson, probes["seed"]) if probes else {}
     with timings.step("nbgrader steps"):
         apply_run(nb, report)
         for step in AFTER_RUN:

@@ -1,17 +1,21 @@
-"""The grading side of the reference: the solution's observations for a lesson and seed.
+"""The grading side of the reference: the solution's observations for a lesson and seeds.
 
 Every submission is probed on inputs drawn from a seed of its own, so each needs the solution's
 observations for that seed. They come from a reference server (`reference_server`) started by
 the grading process, outside the sandbox. One server can serve several grading processes, each
-on a channel of its own: `ReferenceServer(channels=n)`, then `channel(i)` in process i.
+on a channel of its own: `ReferenceServer(channels=n)`, then `channel(i)` in process i. A
+grading process draws its submissions' seeds a batch at a time (`Seeds`), and the server
+observes a batch in one run of the solution.
 """
 
 import os
+import secrets
 import select
 import socket
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course import SOLUTIONS
@@ -19,6 +23,7 @@ from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
 ANSWER_LIMIT = 64 * 1024**2
+BATCH = 8  # seeds asked for at once: one fork of the lesson's reference for eight submissions
 
 
 class ReferenceRunError(RuntimeError):
@@ -34,13 +39,28 @@ def probes_file(lesson: str) -> Path:
     return SOLUTIONS / lesson / "probes.py"
 
 
+@dataclass(frozen=True)
+class Answers:
+    """The answer to one question: each seed's observations, or why the solution has none."""
+
+    lesson: str
+    observations: dict[int, dict[str, list]]
+    problems: dict[int, str]
+
+    def of(self, seed: int) -> dict[str, list]:
+        """The observations for `seed`; ReferenceRunError if the solution's probes failed."""
+        if seed in self.problems:
+            raise ReferenceRunError(f"the probes of {self.lesson} failed: {self.problems[seed]}")
+        return self.observations[seed]
+
+
 class Observer:
     """Asks for observations (`ask`, then `answer`, so the server works meanwhile)."""
 
     def observe(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
         """The solution's observations for every test of `lesson`, on inputs drawn from `seed`."""
-        self.ask(lesson, seed)
-        return self.answer(lesson, seed, timeout)
+        self.ask(lesson, [seed])
+        return self.answer(lesson, [seed], timeout).of(seed)
 
 
 class Channel(Observer):
@@ -51,40 +71,41 @@ class Channel(Observer):
         self.sock = sock
         self.own: ReferenceServer | None = None
 
-    def ask(self, lesson: str, seed: int, then: str | None = None) -> None:
-        """Ask for `lesson`'s observations for `seed`; `answer` collects them (meanwhile the
-        server works on another core). `then`: the lesson that will be asked for next, which
-        the server prepares meanwhile."""
+    def ask(self, lesson: str, seeds: list[int], then: str | None = None) -> None:
+        """Ask for `lesson`'s observations for each of `seeds`; `answer` collects them
+        (meanwhile the server works on another core). `then`: the lesson that will be asked for
+        next, which the server prepares meanwhile."""
         if self.own is None:
             try:
-                self.send(lesson, seed, then)
+                self.send(lesson, seeds, then)
                 return
             except ReferenceStopped:
                 self.own = ReferenceServer()
-        self.own.ask(lesson, seed, then)
+        self.own.ask(lesson, seeds, then)
 
-    def answer(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
-        """The observations asked for `seed` (answers to earlier questions are passed over)."""
+    def answer(self, lesson: str, seeds: list[int], timeout: float = 600) -> Answers:
+        """The answer to the question for `seeds` (answers to earlier questions are passed
+        over)."""
         if self.own is None:
             try:
-                return self.receive(lesson, seed, timeout)
+                return self.receive(lesson, seeds, timeout)
             except ReferenceStopped:
                 self.own = ReferenceServer()
-                self.own.ask(lesson, seed)
-        return self.own.answer(lesson, seed, timeout)
+                self.own.ask(lesson, seeds)
+        return self.own.answer(lesson, seeds, timeout)
 
-    def send(self, lesson: str, seed: int, then: str | None) -> None:
+    def send(self, lesson: str, seeds: list[int], then: str | None) -> None:
         """The question, on this channel."""
         try:
-            wire.send(self.sock.fileno(), Kind.OBSERVE, lesson=lesson, seed=seed, then=then)
+            wire.send(self.sock.fileno(), Kind.OBSERVE, lesson=lesson, seeds=seeds, then=then)
         except OSError as error:
             raise ReferenceStopped(f"the reference server stopped: {error}") from None
 
-    def receive(self, lesson: str, seed: int, timeout: float) -> dict[str, list]:
-        """The answer for `seed` from this channel's server."""
+    def receive(self, lesson: str, seeds: list[int], timeout: float) -> Answers:
+        """The answer for `seeds` from this channel's server."""
         try:
-            answer = {}
-            while answer.get("seed") != seed:
+            answer = None
+            while answer is None or answer.get("seeds") != seeds:
                 ready, _, _ = select.select([self.sock], [], [], timeout)
                 if not ready:
                     raise TimeoutError(f"no answer in {timeout:.0f} s")
@@ -93,13 +114,60 @@ class Channel(Observer):
             raise ReferenceStopped(f"the reference server stopped: {error}") from None
         if answer["kind"] != Kind.OBSERVATIONS:
             raise ReferenceRunError(f"the probes of {lesson} failed: {answer.get('reason')}")
-        return answer["observations"]
+        observations = dict(zip(seeds, answer["observations"], strict=True))
+        problems = {seed: why for seed, why in zip(seeds, answer["problems"], strict=True) if why}
+        return Answers(lesson, observations, problems)
 
     def stop(self) -> None:
         """Hang up (the server stops once every channel has), and stop a server of its own."""
         self.sock.close()
         if self.own is not None:
             self.own.stop()
+
+
+class Seeds:
+    """One grading process's seeds: each drawn here for one submission alone, and asked for a
+    batch at a time (per lesson), so that the reference runs the solution once per batch rather
+    than once per submission. Seeds left over when a lesson's submissions run out cost only
+    their probes."""
+
+    def __init__(self, observer: Observer, batch: int = BATCH):
+        self.observer = observer
+        self.batch = batch
+        self._unused: dict[str, list[int]] = {}  # by lesson, in the order they will be drawn
+        self._questions: dict[int, list[int]] = {}  # seed -> the seeds asked for with it
+        self._answers: dict[int, Answers] = {}  # seed -> the answer that covers it
+
+    def draw(self, lesson: str, then: str | None = None) -> int:
+        """A seed for one submission of `lesson`, never drawn before; when a batch runs out,
+        the next is asked for (`then`: the lesson graded after this one)."""
+        unused = self._unused.setdefault(lesson, [])
+        if not unused:
+            seeds = [secrets.randbelow(2**63) for _ in range(self.batch)]
+            self.observer.ask(lesson, seeds, then)
+            self._questions.update(dict.fromkeys(seeds, seeds))
+            unused.extend(seeds)
+        return unused.pop(0)
+
+    def observations(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
+        """The solution's observations for a drawn `seed` (waiting for its batch's answer)."""
+        if seed not in self._answers:
+            seeds = self._questions[seed]
+            try:
+                answers = self.observer.answer(lesson, seeds, timeout)
+            except ReferenceRunError:  # none of the batch will be answered: ask again next time
+                self._unused[lesson] = [s for s in self._unused[lesson] if s not in seeds]
+                for asked in seeds:
+                    self._questions.pop(asked, None)
+                raise
+            for asked in seeds:
+                self._answers[asked] = answers
+        self._questions.pop(seed, None)
+        return self._answers.pop(seed).of(seed)
+
+    def stop(self) -> None:
+        """Stop the observer."""
+        self.observer.stop()
 
 
 class ReferenceServer(Observer):
@@ -132,21 +200,21 @@ class ReferenceServer(Observer):
             self.start()
         return self.channels[index]
 
-    def ask(self, lesson: str, seed: int, then: str | None = None) -> None:
+    def ask(self, lesson: str, seeds: list[int], then: str | None = None) -> None:
         """`Channel.ask` on the first channel, after a restart if the server stopped."""
         if self.process is None or self.process.poll() is not None:
             self.start()
         try:
-            self.channels[0].send(lesson, seed, then)
+            self.channels[0].send(lesson, seeds, then)
         except ReferenceStopped:
             self.stop()
             raise
 
-    def answer(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
-        """The observations asked for `seed` on the first channel (the server is stopped if it
-        does not answer, and started again on the next question)."""
+    def answer(self, lesson: str, seeds: list[int], timeout: float = 600) -> Answers:
+        """The answer for `seeds` on the first channel (the server is stopped if it does not
+        answer, and started again on the next question)."""
         try:
-            return self.channel(0).receive(lesson, seed, timeout)
+            return self.channel(0).receive(lesson, seeds, timeout)
         except ReferenceStopped:
             self.stop()
             raise

@@ -4,12 +4,13 @@
 
 Each FD is one grading process's channel (`grader.judging.reference` holds the other end). The
 server imports torch once. For a lesson it forks a lesson process, which runs the solution's
-cells before the first exercise once (the lesson itself); for a seed, the lesson process forks
-and the fork runs the exercises with each test cell's probe in its place, on inputs drawn from
-that seed. Nothing is shown, so no figure is drawn and no traceback formatted. A lesson's
-process is kept while a channel may still ask for it (one lesson per channel). No submission's
-code or data ever reaches these processes: they are given a lesson id and a seed, and run
-instructor code only.
+cells before the first exercise once (the lesson itself); for a batch of seeds, the lesson
+process forks and the fork runs the exercises once, with each test cell's probe in its place,
+once per seed on inputs drawn from that seed (probes leave the notebook's names as they found
+them, so each seed observes what a run of its own would). Nothing is shown, so no figure is
+drawn and no traceback formatted. A lesson's process is kept while a channel may still ask for it
+(one lesson per channel). No submission's code or data ever reaches these processes: they are
+given a lesson id and seeds, and run instructor code only.
 """
 
 import collections
@@ -28,6 +29,7 @@ from grader.sandbox.wire import Kind
 
 ANSWER_LIMIT = 64 * 1024**2
 REQUEST_LIMIT = 1 << 16
+MAX_SEEDS = 64  # in one request
 
 
 @dataclass
@@ -115,18 +117,19 @@ class _Nowhere(io.TextIOBase):
 _NOWHERE = _Nowhere()
 
 
-def _observe_exercises(runner, cells: list, probes: dict, seed: int, run=execute) -> dict:
-    """Run the exercises (each with `run`); in place of each test cell, its probe on inputs
-    drawn from `seed`. The observations, by test."""
+def _observe_exercises(runner, cells: list, probes: dict, seeds: list, run=execute) -> list:
+    """Run the exercises once (each with `run`); in place of each test cell, its probe on inputs
+    drawn from each of the `seeds`. The observations by test, one dict per seed."""
     from grader.probing import run_probe
 
-    observations = {}
+    observations = [{} for _ in seeds]
     for cell in cells:
         if not is_test(cell):
             run(runner, cell.source)
         elif grade_id(cell) in probes:
             test = grade_id(cell)
-            observations[test] = run_probe(probes, test, runner.shell.user_ns, seed)
+            for seen, seed in zip(observations, seeds, strict=True):
+                seen[test] = run_probe(probes, test, runner.shell.user_ns, seed)
     return observations
 
 
@@ -159,8 +162,8 @@ def warm_runner():
 
 def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
     """What a lesson process does: run the solution's cells before the first exercise once, then
-    for each seed fork, and in the fork run the exercises with each test cell's probe in its
-    place, and answer."""
+    for each batch of seeds fork, and in the fork run the exercises with each test cell's probe
+    in its place, once per seed, and answer."""
     import nbformat
 
     from grader.judging.reference import probes_file
@@ -179,21 +182,24 @@ def _serve_lesson(lesson: str, requests: int, answers: int, runner) -> None:
     prepare_to_fork()
     while True:
         try:
-            seed = wire.receive(requests, REQUEST_LIMIT)["seed"]
+            seeds = wire.receive(requests, REQUEST_LIMIT)["seeds"]
         except wire.WireError:
             return
         pid = os.fork()
         if pid == 0:
-            observations = _observe_exercises(runner, rest, probes, seed, run)
-            problem = _problems(observations, probes)
-            if problem:
-                wire.send(answers, Kind.FAILED, reason=problem, seed=seed)
-            else:
-                wire.send(answers, Kind.OBSERVATIONS, observations=observations, seed=seed)
+            observations = _observe_exercises(runner, rest, probes, seeds, run)
+            problems = [_problems(seen, probes) for seen in observations]
+            wire.send(
+                answers,
+                Kind.OBSERVATIONS,
+                observations=observations,
+                problems=problems,
+                seeds=seeds,
+            )
             os._exit(0)
         _, status = os.waitpid(pid, 0)
         if status != 0:
-            wire.send(answers, Kind.FAILED, reason="the reference run stopped", seed=seed)
+            wire.send(answers, Kind.FAILED, reason="the reference run stopped", seeds=seeds)
 
 
 @dataclass
@@ -205,15 +211,15 @@ class Lessons:
     running: dict[str, Process] = field(default_factory=dict)
     waiting: dict[str, collections.deque] = field(default_factory=dict)
 
-    def ask(self, lesson: str, seed: int, channel: int, channels: list[int]) -> None:
-        """Pass `seed` to `lesson`'s process (started if needed); its answer goes to `channel`."""
+    def ask(self, lesson: str, seeds: list[int], channel: int, channels: list[int]) -> None:
+        """Pass `seeds` to `lesson`'s process (started if needed); its answer goes to `channel`."""
         if lesson not in self.running:
             self._make_room()
             self._start(lesson, channels)
         self.running[lesson] = self.running.pop(lesson)  # now the most recently used
         self.waiting[lesson].append(channel)
         with contextlib.suppress(OSError):  # a stopped process: `answer` tells the channel
-            wire.send(self.running[lesson].requests, Kind.SEED, seed=seed)
+            wire.send(self.running[lesson].requests, Kind.SEED, seeds=seeds)
 
     def prepare(self, lesson: str, channels: list[int]) -> None:
         """Start `lesson`'s process before its first question, if there is room for it."""
@@ -272,9 +278,17 @@ def _is_lesson(name) -> bool:
     return type(name) is str and solution_notebook(name).is_file()
 
 
+def _are_seeds(seeds) -> bool:
+    return (
+        type(seeds) is list
+        and 0 < len(seeds) <= MAX_SEEDS
+        and all(type(seed) is int for seed in seeds)
+    )
+
+
 def serve(channels: list[int]) -> None:
     """Answer "observe" requests on every channel until all of them close. A request names a
-    lesson and a seed, and may name the lesson to be asked for after it (`then`)."""
+    lesson and a list of seeds, and may name the lesson to be asked for after it (`then`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -295,16 +309,16 @@ def serve(channels: list[int]) -> None:
                 continue
             try:
                 request = wire.receive(fd, REQUEST_LIMIT)
-            except wire.WireError:
+            except (wire.WireError, OSError):  # that grading process hung up
                 open_channels.remove(fd)
                 os.close(fd)
                 continue
-            lesson, seed, then = request.get("lesson"), request.get("seed"), request.get("then")
-            if not _is_lesson(lesson) or type(seed) is not int:
-                reason = f"no such lesson or seed: {lesson!r} {seed!r}"
-                _send(fd, Kind.FAILED, reason=reason, seed=seed)
+            lesson, seeds, then = request.get("lesson"), request.get("seeds"), request.get("then")
+            if not _is_lesson(lesson) or not _are_seeds(seeds):
+                reason = f"no such lesson or seeds: {lesson!r} {seeds!r}"
+                _send(fd, Kind.FAILED, reason=reason, seeds=seeds)
                 continue
-            lessons.ask(lesson, seed, fd, open_channels)
+            lessons.ask(lesson, seeds, fd, open_channels)
             if _is_lesson(then):  # the lesson graded next: its process starts meanwhile
                 lessons.prepare(then, open_channels)
 

@@ -108,7 +108,7 @@ def test_an_answer_left_unread_is_never_taken_for_the_next_seed(reference_server
     """The server answers each seed with its own observations, even after a question whose
     answer nobody collected (a submission that failed between asking and collecting)."""
     lesson = "01_tensors_and_requires_grad"
-    reference_server.ask(lesson, 11)
+    reference_server.ask(lesson, [11])
     assert reference_server.observe(lesson, 12) == reference_server.observe(lesson, 12)
     assert reference_server.observe(lesson, 12) != reference_server.observe(lesson, 11)
 

@@ -22,14 +22,14 @@ def shared():
 def test_two_channels_asking_at_once_each_get_their_own_answers(shared, reference_server):
     first, second = lessons()[:2]
     one, two = shared.channel(0), shared.channel(1)
-    one.ask(first, 3)
-    two.ask(second, 3)
-    two.ask(second, 4)
-    one.ask(first, 4)
-    assert two.answer(second, 3) == reference_server.observe(second, 3)
-    assert one.answer(first, 3) == reference_server.observe(first, 3)
-    assert one.answer(first, 4) == reference_server.observe(first, 4)
-    assert two.answer(second, 4) == reference_server.observe(second, 4)
+    one.ask(first, [3])
+    two.ask(second, [3])
+    two.ask(second, [4])
+    one.ask(first, [4])
+    assert two.answer(second, [3]).of(3) == reference_server.observe(second, 3)
+    assert one.answer(first, [3]).of(3) == reference_server.observe(first, 3)
+    assert one.answer(first, [4]).of(4) == reference_server.observe(first, 4)
+    assert two.answer(second, [4]).of(4) == reference_server.observe(second, 4)
 
 
 def test_a_lesson_is_kept_per_channel(shared):
@@ -50,10 +50,10 @@ def test_a_channel_whose_server_stopped_goes_on_with_its_own(reference_server):
     server = ReferenceServer(channels=2)
     server.start()
     channel = server.channel(1)
-    channel.ask(lesson, 5)
+    channel.ask(lesson, [5])
     os.kill(server.process.pid, signal.SIGKILL)
     try:
-        assert channel.answer(lesson, 5) == reference_server.observe(lesson, 5)
+        assert channel.answer(lesson, [5]).of(5) == reference_server.observe(lesson, 5)
         assert channel.own is not None  # answered by a server of its own
         assert channel.observe(lesson, 6) == reference_server.observe(lesson, 6)
     finally:
@@ -78,8 +78,8 @@ def test_the_lesson_asked_for_next_is_prepared_meanwhile():
     server.start()
     try:
         channel = server.channel(0)
-        channel.ask(first, 1, then=second)
-        channel.answer(first, 1)
+        channel.ask(first, [1], then=second)
+        channel.answer(first, [1])
         prepared = _lesson_processes(server.process.pid)
         assert len(prepared) == 2  # the first lesson's process, and the next one's
         channel.observe(second, 1)
@@ -96,6 +96,7 @@ from grader.judging import reference_server as server
 from grader.judging.reference import probes_file
 from grader.probing import load_probes
 
+SEEDS = [1, 2, 3]
 runner = server.warm_runner()
 ipython = lambda runner, source: runner.run(source)
 differ = []
@@ -107,19 +108,23 @@ for lesson in lessons():
     for cell in prefix:
         runner.run(cell.source)
     precompiled = server.precompiled(runner, rest)
-    for seed in (1, 2):
-        seen = []
-        for run in (server.execute, precompiled, ipython):  # each from the lesson's state, forked
-            read, write = os.pipe()
-            if os.fork() == 0:
-                observed = server._observe_exercises(runner, rest, probes, seed, run)
-                os.write(write, json.dumps(observed).encode())
-                os._exit(0)
-            os.close(write)
-            with os.fdopen(read) as answer:
-                seen.append(json.load(answer))
-            os.wait()
-        if not seen[0] == seen[1] == seen[2] or not seen[2]:
+
+    def observed(seeds, run):  # from the lesson's state, in a fork
+        read, write = os.pipe()
+        if os.fork() == 0:
+            found = server._observe_exercises(runner, rest, probes, seeds, run)
+            os.write(write, json.dumps(found).encode())
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as answer:
+            found = json.load(answer)
+        os.wait()
+        return found
+
+    batch = observed(SEEDS, precompiled)
+    for seed, in_batch in zip(SEEDS, batch):
+        alone = [observed([seed], run)[0] for run in (server.execute, precompiled, ipython)]
+        if not alone[0] == alone[1] == alone[2] == in_batch or not alone[2]:
             differ.append((lesson, seed))
 print(json.dumps(differ))
 """
@@ -127,8 +132,9 @@ print(json.dumps(differ))
 
 def test_the_solutions_cells_leave_what_a_kernels_run_leaves():
     """The reference runs the exercises' cells without IPython's display machinery, compiled
-    in each seed or once before the seeds: every lesson's probes observe the same, seed for
-    seed, as after IPython's own run."""
+    in each seed or once before the seeds, and once for a batch of seeds: every lesson's probes
+    observe the same, seed for seed, as after IPython's own run for that seed alone (no probe
+    changes what the cells after it, or the next seed's probe, see)."""
     import json
     import subprocess
     import sys
@@ -138,3 +144,22 @@ def test_the_solutions_cells_leave_what_a_kernels_run_leaves():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_a_batch_of_seeds_is_answered_seed_for_seed_as_each_alone(shared, reference_server):
+    lesson = lessons()[3]
+    shared.channel(0).ask(lesson, [21, 22, 23])
+    answers = shared.channel(0).answer(lesson, [21, 22, 23])
+    assert [answers.of(seed) for seed in (21, 22, 23)] == [
+        reference_server.observe(lesson, seed) for seed in (21, 22, 23)
+    ]
+    assert answers.of(21) != answers.of(22)
+
+
+@pytest.mark.parametrize("seeds", [[], [True], ["1"], 7, [1] * 65, None])
+def test_a_request_without_a_usable_list_of_seeds_is_refused(shared, seeds):
+    channel = shared.channel(0)
+    channel.send(lessons()[0], seeds, None)
+    with pytest.raises(ReferenceRunError, match="no such lesson or seeds"):
+        channel.receive(lessons()[0], seeds, timeout=60)
+    assert channel.observe(lessons()[0], 1)  # the server goes on
