@@ -203,12 +203,20 @@ class _MarkedLexer(PythonLexer):
 
 
 def _pygmented_with_ranges(formatter, code, ranges):
-    """stack_data's highlighting of a frame's scope, line by line, with `_MarkedLexer`."""
+    """stack_data's highlighting of a frame's scope, line by line, with `_MarkedLexer`. The
+    same scope, range and formatter always give the same lines, so they are remembered: the
+    lesson's teaching errors are highlighted once, in the warm process, for every fork (a
+    tenth of a submission's own time went to lexing the same torch and lesson code again)."""
+    return list(_highlighted(formatter, code, tuple(map(tuple, ranges))))
+
+
+@functools.lru_cache(maxsize=1024)
+def _highlighted(formatter, code: str, ranges: tuple) -> tuple[str, ...]:
     try:
         highlighted = pygments.highlight(code, _MarkedLexer(ranges, stripnl=False), formatter)
     except Exception:  # noqa: BLE001 -- as stack_data does: plain code rather than no traceback
         highlighted = code
-    return highlighted.splitlines()
+    return tuple(highlighted.splitlines())
 
 
 class _ReusedTerminal256Formatter(terminal256.Terminal256Formatter):

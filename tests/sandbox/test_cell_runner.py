@@ -277,6 +277,35 @@ def test_a_frames_highlighting_is_stack_datas_own():
     assert "\x1b[" in "".join(ours)  # coloured, and the marked ranges with it
 
 
+def test_a_scope_highlighted_once_is_not_lexed_again(monkeypatch):
+    """The same scope and marked range (a lesson's teaching error, in every fork) is lexed
+    once; the lines are stack_data's own each time, and a caller changing them changes no
+    later answer."""
+    import stack_data
+    import stack_data.utils
+    from pygments.formatters.terminal256 import Terminal256Formatter
+    from pygments.styles.default import DefaultStyle
+
+    formatter = Terminal256Formatter(
+        style=stack_data.style_with_executing_node(DefaultStyle, "bg:ansiyellow")
+    )
+    lexed = []
+    lexing = cell_runner._MarkedLexer.get_tokens
+
+    def counted(self, text, unfiltered=False):
+        lexed.append(text)
+        return lexing(self, text, unfiltered)
+
+    monkeypatch.setattr(cell_runner._MarkedLexer, "get_tokens", counted)
+    code = "def halve_once_more(x):\n    return x / 0  # lexed once\n"
+    first = cell_runner._pygmented_with_ranges(formatter, code, [(35, 40)])
+    first.append("changed by the caller")
+    again = cell_runner._pygmented_with_ranges(formatter, code, [(35, 40)])
+    assert again == stack_data.utils._pygmented_with_ranges(formatter, code, [(35, 40)])
+    other = cell_runner._pygmented_with_ranges(formatter, code, [(28, 40)])
+    assert other != again and len(lexed) == 2  # a new range is lexed; the same one is not
+
+
 def test_one_traceback_formatter_serves_every_error_of_a_style():
     """IPython asks for a style and a formatter per error: the same ones come back each time
     (two errors, one formatter); other requests, and subclasses, get a formatter of their own."""
