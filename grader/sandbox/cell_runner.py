@@ -5,8 +5,14 @@ figures come out as a Jupyter kernel would send them (execute_result, display_da
 error with its traceback), without starting a kernel and re-importing torch each time.
 """
 
+import __future__
+
+import ast
+import contextlib
+import copy
 import functools
 import inspect
+import os
 import sys
 
 import pygments
@@ -23,6 +29,8 @@ from traitlets.config import Config
 
 MAX_OUTPUTS = 1000  # outputs per cell: more is flooding, however small each one is
 OUTPUT_OVERHEAD = 64  # bytes an output costs however little it holds
+REMEMBERED_TREES = 10_000  # cell sources whose syntax tree a process keeps
+FUTURE_FLAGS = [getattr(__future__, name).compiler_flag for name in __future__.all_feature_names]
 
 
 class _Outputs:
@@ -130,6 +138,78 @@ class _DisplayPublisher(DisplayPublisher):
         self.runner.outputs.items.clear()
 
 
+class _RememberingCompiler(XCachingCompiler):
+    """ipykernel's compiler, remembering the syntax tree it parsed from each cell source and the
+    code it compiled from each statement of such a tree: every submission's fork runs the same
+    lesson and test cells, and parsing and compiling them again took a fifth of a submission's
+    own time. A fork inherits what its warm parent remembered (instructor code only); what it
+    remembers itself dies with it.
+
+    ipykernel names a cell's file after a hash of its source, in a folder named after the
+    process id; here the folder is the warm process's, so that a fork's cells keep the file
+    names their remembered code carries (tracebacks show "Cell In[n]" either way).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._folder = compiler.get_tmp_directory()
+        self._trees: dict[tuple, ast.Module] = {}
+        self._statements: dict[int, ast.stmt] = {}  # kept, so that their ids stay theirs
+        self._codes: dict[tuple, object] = {}
+
+    def get_code_name(self, raw_code, code, number):
+        """ipykernel's file name for the cell, in the warm process's folder."""
+        name = os.environ.get("IPYKERNEL_CELL_NAME")
+        if name is None:
+            digest = compiler.murmur2_x86(raw_code, compiler.get_tmp_hash_seed())
+            name = f"{self._folder}{os.sep}{digest}.py"
+        return name
+
+    def ast_parse(self, source: str, filename: str = "<unknown>", symbol: str = "exec"):
+        """The cell's syntax tree, parsed once per source, file and flags. The tree returned
+        is a new module around the remembered statements: IPython may add to its body."""
+        key = (source, filename, symbol, self.flags)
+        tree = self._trees.get(key)
+        if tree is None:
+            tree = super().ast_parse(source, filename, symbol)
+            if not isinstance(tree, ast.Module) or len(self._trees) >= REMEMBERED_TREES:
+                return tree
+            self._trees[key] = tree
+            self._statements.update((id(node), node) for node in tree.body)
+        return ast.Module(list(tree.body), list(tree.type_ignores))
+
+    def __call__(self, source, filename, symbol, **kwargs):
+        """The code of one statement of a remembered tree, compiled once per mode, file and
+        flags (and the __future__ features it uses turned on, as compiling it does)."""
+        body = getattr(source, "body", None)
+        statement = body[0] if type(body) is list and len(body) == 1 else None
+        if kwargs or statement is None or self._statements.get(id(statement)) is not statement:
+            return super().__call__(source, filename, symbol, **kwargs)
+        key = (id(statement), type(source), filename, symbol, self.flags)
+        code = self._codes.get(key)
+        if code is None:
+            code = self._codes[key] = super().__call__(source, filename, symbol)
+        for flag in FUTURE_FLAGS:
+            if code.co_flags & flag:
+                self.flags |= flag
+        return code
+
+    def compile_ahead(self, source: str, filename: str, autoawait: bool) -> None:
+        """Parse and compile a cell's statements as IPython will when it runs the cell (by
+        default, its last statement alone as "single" if it is an expression), leaving the
+        compiler's flags as they were."""
+        flags = self.flags
+        try:
+            body = self.ast_parse(source, filename).body
+            with self.extra_flags(ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if autoawait else 0):
+                for index, node in enumerate(body):
+                    single = index == len(body) - 1 and isinstance(node, ast.Expr)
+                    mod = ast.Interactive([node]) if single else ast.Module([node], [])
+                    self(mod, filename, "single" if single else "exec")
+        finally:
+            self.flags = flags
+
+
 class _Shell(InteractiveShell):
     """A kernel-less shell: the inline matplotlib backend needs no GUI event loop.
 
@@ -172,6 +252,13 @@ class _Shell(InteractiveShell):
                 raw_cell, transformed_cell=transformed_cell
             )
         return self._awaits[transformed_cell]
+
+    def transform_ast(self, node):
+        """IPython's AST transformers (none unless a cell adds one) work on a copy: the
+        remembered statements stay as parsed."""
+        if self.ast_transformers:
+            node = copy.deepcopy(node)
+        return super().transform_ast(node)
 
     def enable_gui(self, gui=None):
         """Inline figures need no event loop."""
@@ -291,7 +378,7 @@ class CellRunner:
         # not unique" into the first cell's output.
         config = Config({"HistoryManager": {"enabled": False}})
         self.shell = _Shell.instance(
-            compiler_class=XCachingCompiler, colors="neutral", config=config
+            compiler_class=_RememberingCompiler, colors="neutral", config=config
         )
         hook = _DisplayHook(shell=self.shell, cache_size=1000)
         hook.runner = self
@@ -321,7 +408,7 @@ class CellRunner:
 
     def remember(self, sources: list[str]) -> None:
         """Work out now, without running them, what running these cells needs from their source
-        alone (transform, file name), so that every fork finds it done.
+        alone (transform, file name, syntax tree and code), so that every fork finds it done.
 
         Only instructor code may come here, as for `warm_up`.
         """
@@ -331,7 +418,9 @@ class CellRunner:
             except Exception:  # noqa: BLE001 -- run_cell reports it when the cell is run
                 continue
             self.shell.should_run_async(source, transformed_cell=transformed)
-            self.shell.compile.get_code_name(source, transformed, 0)
+            name = self.shell.compile.get_code_name(source, transformed, 0)
+            with contextlib.suppress(Exception):  # a cell that does not compile fails when run
+                self.shell.compile.compile_ahead(transformed, name, self.shell.autoawait)
 
     def flush_streams(self) -> None:
         """Send the buffered stdout, then stderr, as a kernel does."""

@@ -338,3 +338,99 @@ def test_two_errors_in_a_row_are_formatted_alike(runner):
     )
     assert first == second and len(first) > 2
     assert "ZeroDivisionError" in first[-1] and "\x1b[" in first[1]
+
+
+def _in_a_fork(work):
+    """What `work()` returns (JSON data), worked out in a fork of this process, as each
+    submission runs in a fork of the warm template."""
+    import json
+    import os
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        text = answer.read()
+    os.waitpid(pid, 0)
+    return json.loads(text)
+
+
+def _values_and_compiles(runner, sources: list[str]) -> tuple[list, int]:
+    """The plain-text values the cells show, and how often a cell's code was parsed or
+    compiled while they ran."""
+    import builtins
+
+    compiled = []
+    real = builtins.compile
+
+    def counting(source, filename, *args, **kwargs):
+        if "ipykernel_" in str(filename):
+            compiled.append(filename)
+        return real(source, filename, *args, **kwargs)
+
+    builtins.compile = counting
+    try:
+        outputs = [runner.run(source)[0] for source in sources]
+    finally:
+        builtins.compile = real
+    values = [[o["data"]["text/plain"] for o in out if "data" in o] for out in outputs]
+    return values, len(compiled)
+
+
+def test_a_cell_worked_out_in_the_warm_process_is_not_compiled_again_in_a_fork(runner):
+    known = "def twice_over(x):\n    return 2 * x\n\ntwice_over(21)"
+    flags = runner.shell.compile.flags
+    runner.remember([known])
+    assert runner.shell.compile.flags == flags
+    assert _in_a_fork(lambda: _values_and_compiles(runner, [known])) == [[["42"]], 0]
+    unknown = "twice_over(4)"  # defined in the fork: its own cell is parsed and compiled
+    values, compiled = _in_a_fork(lambda: _values_and_compiles(runner, [known, unknown]))
+    assert values == [["42"], ["8"]] and compiled == 2
+
+
+def test_a_future_import_in_a_remembered_cell_still_takes_effect(runner):
+    future = "from __future__ import annotations"
+    flags = runner.shell.compile.flags
+    runner.remember([future])
+    assert runner.shell.compile.flags == flags  # the warm process's own cells are unaffected
+    annotated = "def shaped(x: no_such_name) -> None:\n    pass\n\nshaped.__annotations__"
+    values, _ = _in_a_fork(lambda: _values_and_compiles(runner, [future, annotated]))
+    assert values == [[], ["{'x': 'no_such_name', 'return': 'None'}"]]
+
+
+def test_an_ast_transformer_changes_what_it_runs_and_not_what_is_remembered(runner):
+    import ast
+
+    class Tenfold(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            node.value = node.value * 10 if isinstance(node.value, int) else node.value
+            return node
+
+    def work():
+        shell = runner.shell
+        before, _ = _values_and_compiles(runner, ["3 + 4"])
+        shell.ast_transformers.append(Tenfold())
+        during, _ = _values_and_compiles(runner, ["3 + 4"])
+        shell.ast_transformers.clear()
+        after, compiled = _values_and_compiles(runner, ["3 + 4"])
+        return before + during + after, compiled
+
+    assert _in_a_fork(work) == [[["7"], ["70"], ["7"]], 0]
+
+
+def test_showing_the_last_assignment_adds_nothing_to_a_remembered_cell(runner):
+    """IPython adds an expression to a cell's statements to show its last assignment: the cell
+    run again without that setting shows nothing, as in a kernel."""
+
+    def work():
+        runner.shell.ast_node_interactivity = "last_expr_or_assign"
+        shown = _values_and_compiles(runner, ["seven = 7", "seven = 7"])[0]
+        runner.shell.ast_node_interactivity = "last_expr"
+        return shown + _values_and_compiles(runner, ["seven = 7"])[0]
+
+    assert _in_a_fork(work) == [["7"], ["7"], []]
