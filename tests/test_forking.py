@@ -2,28 +2,12 @@
 before the fork alone, so it does not copy their pages."""
 
 import gc
-import json
-import os
 import resource
 
 from grader import forking
 from grader.sandbox.client import Sandbox
 from grader.sandbox.isolation import Limits
-
-
-def _in_a_child(action) -> object:
-    """Run `action` in a fork of this process; its result, through JSON."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(write, json.dumps(action()).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    os.waitpid(pid, 0)
-    with os.fdopen(read) as answer:
-        return json.loads(answer.read())
+from tests.forked import in_a_fork
 
 
 def _faults_of_a_full_collection() -> int:
@@ -32,7 +16,7 @@ def _faults_of_a_full_collection() -> int:
         gc.collect()
         return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
-    return _in_a_child(collect)
+    return in_a_fork(collect)
 
 
 def test_a_childs_collection_leaves_the_objects_made_before_the_fork_alone():
@@ -42,7 +26,7 @@ def test_a_childs_collection_leaves_the_objects_made_before_the_fork_alone():
         forking.prepare_to_fork()
         return unfrozen, _faults_of_a_full_collection(), gc.get_freeze_count()
 
-    unfrozen, frozen, count = _in_a_child(compare)
+    unfrozen, frozen, count = in_a_fork(compare)
     assert count >= 300_000
     assert unfrozen > 2000  # the collection wrote to every page of them, and so copied it
     assert frozen < unfrozen / 10
@@ -70,12 +54,12 @@ def test_a_fork_maps_the_memory_its_parent_backed_with_huge_pages_by_huge_pages(
 
     def compare():
         objects = [[i] * 4 for i in range(1_500_000)]  # some 150 MiB, as a warm process has
-        before = _in_a_child(_huge_kib)
+        before = in_a_fork(_huge_kib)
         collapsed = forking.back_with_huge_pages()
-        after = _in_a_child(_huge_kib)
-        intact = _in_a_child(lambda: sum(len(o) for o in objects) == 4 * len(objects))
+        after = in_a_fork(_huge_kib)
+        intact = in_a_fork(lambda: sum(len(o) for o in objects) == 4 * len(objects))
         return before, collapsed, after, intact
 
-    before, collapsed, after, intact = _in_a_child(compare)
+    before, collapsed, after, intact = in_a_fork(compare)
     assert collapsed >= 100 * 1024**2 and intact
     assert after >= before + 100 * 1024

@@ -11,6 +11,7 @@ import pytest
 from grader.sandbox import cell_runner
 from grader.sandbox.cell_runner import MAX_OUTPUTS, OUTPUT_OVERHEAD, CellRunner
 from grader.sandbox.client import _outputs
+from tests.forked import in_a_fork
 
 LIMIT = 200  # a small output limit, for the tests of the limit
 
@@ -340,26 +341,6 @@ def test_two_errors_in_a_row_are_formatted_alike(runner):
     assert "ZeroDivisionError" in first[-1] and "\x1b[" in first[1]
 
 
-def _in_a_fork(work):
-    """What `work()` returns (JSON data), worked out in a fork of this process, as each
-    submission runs in a fork of the warm template."""
-    import json
-    import os
-
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(write, json.dumps(work()).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as answer:
-        text = answer.read()
-    os.waitpid(pid, 0)
-    return json.loads(text)
-
-
 def _values_and_compiles(runner, sources: list[str]) -> tuple[list, int]:
     """The plain-text values the cells show, and how often a cell's code was parsed or
     compiled while they ran."""
@@ -382,14 +363,14 @@ def _values_and_compiles(runner, sources: list[str]) -> tuple[list, int]:
     return values, len(compiled)
 
 
-def test_a_cell_worked_out_in_the_warm_process_is_not_compiled_again_in_a_fork(runner):
+def test_a_cell_worked_out_in_the_warm_process_is_not_compiled_againin_a_fork(runner):
     known = "def twice_over(x):\n    return 2 * x\n\ntwice_over(21)"
     flags = runner.shell.compile.flags
     runner.remember([known])
     assert runner.shell.compile.flags == flags
-    assert _in_a_fork(lambda: _values_and_compiles(runner, [known])) == [[["42"]], 0]
+    assert in_a_fork(lambda: _values_and_compiles(runner, [known])) == [[["42"]], 0]
     unknown = "twice_over(4)"  # defined in the fork: its own cell is parsed and compiled
-    values, compiled = _in_a_fork(lambda: _values_and_compiles(runner, [known, unknown]))
+    values, compiled = in_a_fork(lambda: _values_and_compiles(runner, [known, unknown]))
     assert values == [["42"], ["8"]] and compiled == 2
 
 
@@ -399,7 +380,7 @@ def test_a_future_import_in_a_remembered_cell_still_takes_effect(runner):
     runner.remember([future])
     assert runner.shell.compile.flags == flags  # the warm process's own cells are unaffected
     annotated = "def shaped(x: no_such_name) -> None:\n    pass\n\nshaped.__annotations__"
-    values, _ = _in_a_fork(lambda: _values_and_compiles(runner, [future, annotated]))
+    values, _ = in_a_fork(lambda: _values_and_compiles(runner, [future, annotated]))
     assert values == [[], ["{'x': 'no_such_name', 'return': 'None'}"]]
 
 
@@ -420,7 +401,7 @@ def test_an_ast_transformer_changes_what_it_runs_and_not_what_is_remembered(runn
         after, compiled = _values_and_compiles(runner, ["3 + 4"])
         return before + during + after, compiled
 
-    assert _in_a_fork(work) == [[["7"], ["70"], ["7"]], 0]
+    assert in_a_fork(work) == [[["7"], ["70"], ["7"]], 0]
 
 
 def test_showing_the_last_assignment_adds_nothing_to_a_remembered_cell(runner):
@@ -433,4 +414,4 @@ def test_showing_the_last_assignment_adds_nothing_to_a_remembered_cell(runner):
         runner.shell.ast_node_interactivity = "last_expr"
         return shown + _values_and_compiles(runner, ["seven = 7"])[0]
 
-    assert _in_a_fork(work) == [["7"], ["7"], []]
+    assert in_a_fork(work) == [["7"], ["7"], []]
