@@ -4,10 +4,11 @@ before the fork alone, so it does not copy their pages."""
 import gc
 import resource
 
+from forked import in_a_fork
+
 from grader import forking
 from grader.sandbox.client import Sandbox
 from grader.sandbox.isolation import Limits
-from tests.forked import in_a_fork
 
 
 def _faults_of_a_full_collection() -> int:

@@ -7,11 +7,11 @@ do not depend on execution counts, except the ones that check them.
 import sys
 
 import pytest
+from forked import in_a_fork
 
 from grader.sandbox import cell_runner
 from grader.sandbox.cell_runner import MAX_OUTPUTS, OUTPUT_OVERHEAD, CellRunner
 from grader.sandbox.client import _outputs
-from tests.forked import in_a_fork
 
 LIMIT = 200  # a small output limit, for the tests of the limit
 
