@@ -50,12 +50,14 @@ def test_each_submission_gets_a_seed_of_its_own_and_its_own_observations(referen
     counting = Counting(ReferenceServer())  # a server of its own: the fixture's checks them
     seeds = Seeds(counting, batch=3)
     try:
-        drawn = [seeds.draw(lesson, after) for _ in range(7)]
+        drawn, observed = [], []
+        for _ in range(7):  # seven submissions, each judged before the next draws its seed
+            drawn.append(seeds.draw(lesson, after))
+            observed.append(seeds.observations(lesson, drawn[-1]))
         assert len(set(drawn)) == 7
         assert [len(asked) for _, asked, _ in counting.asked] == [3, 3, 3]  # 7 seeds, 3 asked
         assert {then for _, _, then in counting.asked} == {after}
-        observed = [seeds.observations(lesson, seed) for seed in drawn[:4]]  # 2 batches read
-        assert observed == [reference_server.observe(lesson, seed) for seed in drawn[:4]]
+        assert observed == [reference_server.observe(lesson, seed) for seed in drawn]
     finally:
         counting.real.stop()
 
@@ -63,22 +65,26 @@ def test_each_submission_gets_a_seed_of_its_own_and_its_own_observations(referen
 def test_a_lesson_draws_from_its_own_batch():
     observer = Scripted({}, {})
     seeds = Seeds(observer, batch=4)
-    first, second = seeds.draw("a"), seeds.draw("b")
-    assert len(observer.asked) == 2
-    assert seeds.observations("b", second) == {"test": [[str(second)]]}
+    first = seeds.draw("a")
     assert seeds.observations("a", first) == {"test": [[str(first)]]}
-    seeds.draw("a")
-    assert len(observer.asked) == 2  # a's batch still has seeds
+    second = seeds.draw("b")
+    assert seeds.observations("b", second) == {"test": [[str(second)]]}
+    third = seeds.draw("a")
+    assert seeds.observations("a", third) == {"test": [[str(third)]]}
+    assert len(observer.asked) == 2  # a's batch still had seeds
+    assert third in observer.asked[0] and third != first
 
 
 def test_a_seed_the_solution_fails_on_fails_alone():
-    observer = Scripted(None)
+    observer = Scripted()
     seeds = Seeds(observer, batch=2)
-    bad, good = seeds.draw("a"), seeds.draw("a")
+    bad = seeds.draw("a")
     observer.outcomes = [{bad: "test_x fails on the solution: ValueError"}]
     with pytest.raises(ReferenceRunError, match="probes of a failed: test_x fails"):
         seeds.observations("a", bad)
+    good = seeds.draw("a")
     assert seeds.observations("a", good) == {"test": [[str(good)]]}
+    assert len(observer.asked) == 1
 
 
 def test_a_batch_left_unanswered_is_not_handed_out_again():
@@ -91,3 +97,21 @@ def test_a_batch_left_unanswered_is_not_handed_out_again():
     assert len(observer.asked) == 2 and fresh in observer.asked[1]
     assert fresh not in observer.asked[0]
     assert seeds.observations("a", fresh) == {"test": [[str(fresh)]]}
+
+
+def test_a_seed_whose_answer_was_passed_over_is_not_drawn(reference_server):
+    """A submission that failed between drawing its seed and judging leaves its question's
+    answer unread; collecting another answer passes it over, so the rest of that batch is not
+    drawn from again."""
+    first, second = lessons()[:2]
+    seeds = Seeds(ReferenceServer(), batch=3)
+    try:
+        seeds.draw(first)  # its submission failed: the answer is never collected
+        other = seeds.draw(second)
+        observed = seeds.observations(second, other, timeout=30)
+        assert observed == reference_server.observe(second, other)
+        again = seeds.draw(first)
+        observed = seeds.observations(first, again, timeout=30)
+        assert observed == reference_server.observe(first, again)
+    finally:
+        seeds.stop()
