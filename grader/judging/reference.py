@@ -143,21 +143,21 @@ class Seeds:
         the next is asked for (`then`: the lesson graded after this one)."""
         unused = self._unused.setdefault(lesson, [])
         if not unused:
-            self._forget_unanswered()
+            # A question whose answer was never collected (a submission failed between drawing
+            # its seed and being judged) is passed over when the next answer is collected.
+            self._forget({seed for seed in self._questions if seed not in self._answers})
             seeds = [secrets.randbelow(2**63) for _ in range(self.batch)]
             self.observer.ask(lesson, seeds, then)
             self._questions.update(dict.fromkeys(seeds, seeds))
             unused.extend(seeds)
         return unused.pop(0)
 
-    def _forget_unanswered(self) -> None:
-        """Drop the seeds of questions whose answer was never collected (a submission failed
-        between drawing its seed and judging): collecting the next answer passes theirs over."""
-        stale = {seed for seed in self._questions if seed not in self._answers}
+    def _forget(self, seeds) -> None:
+        """Never hand out these seeds, asked for but not answered."""
         for unused in self._unused.values():
-            unused[:] = [seed for seed in unused if seed not in stale]
-        for seed in stale:
-            del self._questions[seed]
+            unused[:] = [seed for seed in unused if seed not in seeds]
+        for seed in seeds:
+            self._questions.pop(seed, None)
 
     def observations(self, lesson: str, seed: int, timeout: float = 600) -> dict[str, list]:
         """The solution's observations for a drawn `seed` (waiting for its batch's answer)."""
@@ -166,9 +166,7 @@ class Seeds:
             try:
                 answers = self.observer.answer(lesson, seeds, timeout)
             except ReferenceRunError:  # none of the batch will be answered: ask again next time
-                self._unused[lesson] = [s for s in self._unused[lesson] if s not in seeds]
-                for asked in seeds:
-                    self._questions.pop(asked, None)
+                self._forget(set(seeds))
                 raise
             for asked in seeds:
                 self._answers[asked] = answers
