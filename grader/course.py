@@ -50,13 +50,13 @@ def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
     return sources, prefixes
 
 
-def graded_test_code() -> list[str]:
-    """Every lesson's test cells as grading runs them: the instructor's, hidden tests included
-    (nbgrader puts them back into each submission). No solution is among them."""
+def released_test_code() -> list[str]:
+    """Every lesson's test cells as the student notebooks have them: no hidden test, which the
+    default engine never runs in a submission's process (the probes and the reference judge)."""
     return [
         cell.source
         for lesson in lessons()
-        for cell in nbformat.read(solution_notebook(lesson), as_version=4).cells
+        for cell in nbformat.read(student_notebook(lesson), as_version=4).cells
         if is_test(cell)
     ]
 

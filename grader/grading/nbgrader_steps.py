@@ -14,11 +14,13 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.preprocessors import (
     CheckCellMetadata,
+    ClearHiddenTests,
     ClearOutput,
     IgnorePattern,
     LimitOutput,
@@ -50,6 +52,14 @@ class DropDuplicateCells(Preprocessor):
             elif tracked:
                 seen.add(tracked)
         return nb, resources
+
+
+def released_source(cell, config) -> str:
+    """A test cell's source as the student notebook has it, hidden tests removed by nbgrader's
+    own step (with the course's delimiters); the cell itself is left as it is."""
+    copy = nbformat.from_dict({"cell_type": "code", "source": cell.source, "metadata": {}})
+    ClearHiddenTests(config=config, enforce_metadata=False).preprocess_cell(copy, {}, 0)
+    return copy.source
 
 
 SANITIZE = [ClearOutput, DropDuplicateCells, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]

@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 from sqlalchemy import Connection
 
-from grader.cells import autograded_tests, grade_id
+from grader.cells import autograded_tests, grade_id, is_test
 from grader.grading.gradebook import Saved, save_grades
-from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, sanitize
+from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging.reference import Seeds, probes_file
@@ -111,7 +111,7 @@ def autograde_submission(
             seed = workers.seeds.draw(lesson, then)  # its batch is observed meanwhile
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
-    cells = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
     timings.update(report.timings)
     with timings.step("reference"):
@@ -150,6 +150,13 @@ def autograde_submission(
             lambda db, saved: record(db, graded(saved)),
         )
     return graded(saved)
+
+
+def _runs(cell, probes, config) -> str:
+    """What the submission's process runs of a cell. Where probes judge the lesson, a test cell
+    runs as released: its hidden tests would put the grader's checks and expected values in the
+    student's hands, and the probes and the reference decide outside instead."""
+    return released_source(cell, config) if probes and is_test(cell) else cell.source
 
 
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000

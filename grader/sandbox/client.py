@@ -23,7 +23,7 @@ from pathlib import Path
 import nbformat
 
 from grader.cells import is_graded
-from grader.course import graded_test_code, released_lesson_code
+from grader.course import released_lesson_code, released_test_code
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import regular_files
 from grader.sandbox import cgroups, wire
@@ -143,7 +143,7 @@ class SandboxProcess:
             os.close(fd)
         try:
             warm = wire.encode(
-                Kind.WARM, sources=sources, prefixes=prefixes, tests=graded_test_code()
+                Kind.WARM, sources=sources, prefixes=prefixes, tests=released_test_code()
             )
             self.process.stdin.write(warm)
             self.process.stdin.close()
