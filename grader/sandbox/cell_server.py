@@ -18,7 +18,9 @@ run again, and waits for them all to end before it takes the next submission.
 
 The child isolates itself before it runs anything of the submission: as root it enters the
 memory cgroup it is given, unshares a mount, an IPC and a network namespace, mounts a fresh /tmp
-and /dev/shm, and drops to a user of its own; then it sets its resource limits.
+and /dev/shm, and drops to a user of its own; then it installs the system-call filter
+(`grader.sandbox.syscall_filter`: no keyrings, namespaces, tracing or mounts) and sets its
+resource limits.
 """
 
 import contextlib
@@ -39,18 +41,14 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from grader.forking import back_with_huge_pages, prepare_to_fork
-from grader.sandbox import wire
+from grader.sandbox import syscall_filter, wire
 from grader.sandbox.wire import Kind
 
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
 SCRATCH = ("/tmp", "/dev/shm")
 VIRTUAL_HEADROOM = 4 * 1024**3
-CLEANER_SECONDS = 10
 UID_FIRST, UID_COUNT = 1_000_000_000, 1_000_000_000  # owned by no one on a real system
-KEYCTL_GET_KEYRING_ID, KEYCTL_CLEAR = 0, 7
-KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
-SYS_KEYCTL = 250  # x86_64
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
@@ -157,7 +155,7 @@ def _fresh_scratch(size: int, as_root: bool) -> None:
 
 
 def submission_uid() -> int:
-    """A user id of the submission's own: no file, process, keyring or limit is shared."""
+    """A user id of the submission's own: no file, process or limit is shared."""
     return UID_FIRST + secrets.randbelow(UID_COUNT)
 
 
@@ -248,6 +246,8 @@ def _submission(runner, settings: dict, pipes: socket.socket, cgroup_fd) -> None
             _drop_privileges(settings["uid"])
         _drop_capabilities()  # what is left (the inheritable set) goes too
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    with contextlib.suppress(OSError):  # where it cannot be installed, the protections line says so
+        syscall_filter.install()
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -282,11 +282,10 @@ def _submission(runner, settings: dict, pipes: socket.socket, cgroup_fd) -> None
 @dataclass
 class _Ahead:
     """The next submission's process, forked before its submission comes: `pipes` takes it the
-    submission's two pipes; `uid` is its user."""
+    submission's two pipes."""
 
     pid: int
     pipes: socket.socket
-    uid: int
 
     def start(self, fds: list[int]) -> None:
         """Hand it the submission's pipes (closing ours): it runs the submission now."""
@@ -312,7 +311,6 @@ def _fork_ahead(runner, settings: dict, control: socket.socket, cgroup_fd) -> _A
     memory cgroup alone waits out a kernel grace period, about 10 ms), then waits for its
     submission."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    uid = submission_uid()
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -321,14 +319,14 @@ def _fork_ahead(runner, settings: dict, control: socket.socket, cgroup_fd) -> _A
             control.close()
             for fd in settings["server_fds"]:  # the lesson server's own channel is not theirs
                 os.close(fd)
-            _submission(runner, {**settings, "uid": uid}, theirs, cgroup_fd)
+            _submission(runner, {**settings, "uid": submission_uid()}, theirs, cgroup_fd)
         except BaseException:  # the grading process sees the missing "finished"; the log, why
             traceback.print_exc()
             code = 70
         finally:
             os._exit(code)
     theirs.close()
-    return _Ahead(pid, ours, uid)
+    return _Ahead(pid, ours)
 
 
 def _death(status: int) -> str:
@@ -340,57 +338,6 @@ def _death(status: int) -> str:
             name = f"signal {number}"
         return f"the process was killed by {name}"
     return f"the process exited with status {os.WEXITSTATUS(status)}"
-
-
-def _clear_keyrings(uid: int) -> None:
-    """Empty the kernel keyrings of a submission's user: keys outlive its processes."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setresuid(uid, uid, uid)
-            for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
-                if _libc.syscall(SYS_KEYCTL, KEYCTL_GET_KEYRING_ID, keyring, 0) >= 0:
-                    _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, keyring)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-
-
-def _keyring_cleaner(requests: socket.socket) -> None:
-    """A small process, forked before torch is imported, that empties a submission user's
-    keyrings when a server asks: its fork costs a fraction of a server's. Closing the pipe
-    that comes with the request is the answer."""
-    while True:
-        try:
-            message, fds = wire.receive_fds(requests)
-        except (wire.WireError, OSError):
-            return
-        uid = message.get("uid")
-        if type(uid) is int and UID_FIRST <= uid < UID_FIRST + UID_COUNT:
-            _clear_keyrings(uid)
-        for fd in fds:
-            os.close(fd)
-
-
-def _have_keyrings_cleared(cleaner: int | None, uid: int) -> None:
-    """Have the cleaner empty `uid`'s keyrings, or do it here if it does not answer."""
-    answer, asked = os.pipe()
-    try:
-        if cleaner is not None:
-            with socket.socket(fileno=os.dup(cleaner)) as requests:
-                wire.send_fds(requests, Kind.CLEAN, [asked], uid=uid)
-            os.close(asked)
-            asked = -1
-            ready, _, _ = select.select([answer], [], [], CLEANER_SECONDS)
-            if ready and os.read(answer, 1) == b"":
-                return
-        _clear_keyrings(uid)
-    except OSError:
-        _clear_keyrings(uid)
-    finally:
-        os.close(answer)
-        if asked >= 0:
-            os.close(asked)
 
 
 def _in_sandbox() -> bool:
@@ -536,8 +483,6 @@ def _attend(control: socket.socket, child: int, settings: dict) -> None:
             os.waitpid(child, 0)
     if not settings["isolate"]:
         _wipe_scratch()
-    elif os.geteuid() == 0:
-        _have_keyrings_cleared(settings["cleaner"], settings["uid"])
 
 
 def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tuple | None:
@@ -557,7 +502,7 @@ def _serve(control: socket.socket, runner, settings: dict, cgroup, router) -> tu
                 child, ahead = ahead, None  # once reaped, its pid is not ours to signal
                 child.start(fds)
                 wire.send_fds(control, Kind.FORKED, [])
-                _attend(control, child.pid, {**settings, "uid": child.uid})
+                _attend(control, child.pid, settings)
                 ahead = _fork_ahead(runner, settings, control, cgroup)
             elif message["kind"] == Kind.LESSON and len(fds) == 1:
                 return message, fds
@@ -601,8 +546,7 @@ def _attendant(control: socket.socket, channel: Channel, fds: list[int], runner,
         os.write(cpu, b"0")
         os.close(cpu)
     wire.send_fds(control, Kind.READY, [])
-    theirs = [router.fileno()] + ([settings["cleaner"]] if settings["cleaner"] is not None else [])
-    mine = {**settings, "server_fds": theirs}
+    mine = {**settings, "server_fds": [router.fileno()]}
     following = _serve(control, runner, mine, cgroup, router)
     if following is not None:
         message, (out,) = following
@@ -787,13 +731,6 @@ def main() -> None:
         "complete": _in_sandbox(),
     }
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    settings["cleaner"] = None
-    if settings["isolate"] and os.geteuid() == 0:  # each submission has a user of its own
-        cleaner, cleans = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        channel_fds = [fd for c in channels for fd in c.fds()]
-        _fork_server([cleaner.fileno(), *controls, *channel_fds], partial(_keyring_cleaner, cleans))
-        cleans.close()
-        settings["cleaner"] = cleaner.detach()
     runner = _warm()
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
     runner.warm_up(warm["sources"])

@@ -5,11 +5,13 @@ bubblewrap: no network, its own process and IPC namespaces, and a filesystem tha
 system, the Python environment and the `grader` package (read-only) plus an empty /tmp. The
 course folder, the solutions, the gradebook and other students' work are not in it. When the
 grader runs as root, each submission also gets a fresh /tmp, /dev/shm, IPC and network namespace,
-a memory cgroup, and a user of its own, so that the process limit binds. Each submission runs
-with resource limits (memory, processes, CPU time, file size) and wall-clock limits per cell and
-per notebook.
+a memory cgroup, and a user of its own, so that the process limit binds. Each submission's
+process installs a system-call filter (`grader.sandbox.syscall_filter`) before it runs any of
+the submission's code. Each submission runs with resource limits (memory, processes, CPU time,
+file size) and wall-clock limits per cell and per notebook.
 """
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -44,6 +46,7 @@ class Protections:
     memory_cgroup: bool = False
     cpu_share: bool = False
     missing: list[str] = field(default_factory=list)
+    syscall_filter: bool = False
 
     def describe(self) -> str:
         """One line for the instructor: active protections, then missing ones."""
@@ -61,6 +64,8 @@ class Protections:
             active.append("at most one core per grading process (cgroup)")
         if self.unprivileged:
             active.append("unprivileged user of its own")
+        if self.syscall_filter:
+            active.append("system-call filter (no kernel keyrings, namespaces, tracing or mounts)")
         text = "sandbox: " + ", ".join(active)
         return text + (f"; missing: {'; '.join(self.missing)}" if self.missing else "")
 
@@ -145,8 +150,26 @@ _UNSHARE_TRIAL = (
 )
 
 
+# Run by `detect_protections`: can a process install the submissions' system-call filter here?
+_FILTER_TRIAL = "from grader.sandbox import syscall_filter; syscall_filter.install()"
+
+
 def detect_protections() -> tuple[Protections, list[str]]:
     """The protections available here, and the command prefix that starts the sandbox."""
+    trial = subprocess.Popen(  # tried while bubblewrap's trial runs
+        [sys.executable, "-c", _FILTER_TRIAL], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    protections, command = _detect_isolation()
+    why_not = trial.communicate()[1].decode(errors="replace").strip().splitlines()[-1:]
+    if trial.returncode == 0:
+        return dataclasses.replace(protections, syscall_filter=True), command
+    missing = [*protections.missing, _NO_FILTER.format(" ".join(why_not))]
+    return dataclasses.replace(protections, missing=missing), command
+
+
+def _detect_isolation() -> tuple[Protections, list[str]]:
+    """The namespaces, cgroups and users available here, and the command prefix that starts
+    the sandbox."""
     as_root = os.geteuid() == 0
     missing = []
     if shutil.which("bwrap") is None:
@@ -179,6 +202,10 @@ def detect_protections() -> tuple[Protections, list[str]]:
     return Protections(namespaces=False, unprivileged=not as_root, missing=missing), []
 
 
+_NO_FILTER = (
+    "no system-call filter ({}): a submission can make kernel keyrings and namespaces and trace"
+    " its own processes"
+)
 _NO_CPU_SHARE = (
     "no cgroup v1 cpu controller: a submission's busy processes can slow another worker's"
 )

@@ -5,7 +5,9 @@ that puts an honest submission (the solution) before and after every attack: s00
 s001_<attack>, s002_honest, … The honest submission right after an attack keeps full marks only
 if the attack left nothing behind that reaches it on the same warm sandbox. The last submission
 of the run is the solution with an observer in front (tests/integrity/observer.py) that looks for
-anything an earlier submission left where a later one can see it.
+anything an earlier submission left where a later one can see it. The kernel's table of users
+with keys (/proc/key-users), read as root before and after the run, shows that no submission's
+user was left a keyring (keyrings outlive processes; asking for one creates it).
 """
 
 import json
@@ -41,6 +43,7 @@ from grader.grading import outcomes
 from grader.grading.database import sqlalchemy_engine
 from grader.grading.lesson import Result, autograde
 from grader.judging.verdict import INTRO
+from grader.sandbox.cell_server import UID_COUNT, UID_FIRST
 from grader.sandbox.isolation import Limits
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
@@ -115,6 +118,14 @@ class Run:
     before: dict[str, str]
     connections: int
     order: list[str]  # the students in the order their outcomes were recorded
+    keyring_users: set[int]  # submission users the kernel holds keys for after the run, not before
+
+
+def _keyring_users() -> set[int]:
+    """The submission users (by their ids' range) the kernel holds keys or keyrings for."""
+    lines = Path("/proc/key-users").read_text().splitlines()
+    users = {int(line.split(":")[0]) for line in lines}
+    return {uid for uid in users if UID_FIRST <= uid < UID_FIRST + UID_COUNT}
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +140,7 @@ def run(tmp_path_factory, reference_server) -> Run:
         submit(course, student, answered(fill(attack["code"], values)) if attack else honest)
     submit(course, OBSERVER_STUDENT, solution_with(OBSERVER))
     before = digests(course)
+    keyring_users = _keyring_users()
     os.environ[SECRET_NAME] = SECRET  # what an instructor's shell may hold (a database password)
     try:
         graded = autograde(course, LESSON, jobs=1, limits=LIMITS)
@@ -140,7 +152,8 @@ def run(tmp_path_factory, reference_server) -> Run:
         rows = conn.execute(outcomes.OUTCOMES.select()).all()
     order = [row.student for row in sorted(rows, key=lambda row: row.recorded_at)]
     results = {r.student: r for r in graded}
-    return Run(course, results, before, listener.connections, order)
+    left_keyrings = _keyring_users() - keyring_users
+    return Run(course, results, before, listener.connections, order, left_keyrings)
 
 
 def test_the_corpus_covers_every_kind_of_attack():
@@ -189,6 +202,25 @@ def test_forged_test_cells_are_failed_by_the_judge(run, attack):
     ]
     overturned = [e for e in errors if e and all(v.startswith(INTRO) for v in e)]
     assert overturned, errors
+
+
+REFUSALS = [a for a in ATTACKS if a.get("refused")]
+
+
+@pytest.mark.parametrize("attack", REFUSALS, ids=[a["name"] for a in REFUSALS])
+def test_calls_that_reach_past_a_submission_are_refused(run, attack):
+    """Each keyring, namespace, tracing or kernel call the attack makes fails with the error
+    the system-call filter gives it, as the attack printed."""
+    text = cell_text(autograded(run.course, STUDENT[attack["name"]]), "make_leaf")
+    calls = attack["refused"].items()
+    allowed = [call for call, error in calls if f"{call} -> -1 {error}\n" not in text]
+    assert allowed == [], text
+
+
+def test_no_submission_user_is_left_a_keyring(run):
+    """After the run the kernel holds no key or keyring for any submission's user: none could
+    make one, and nothing made one for it."""
+    assert run.keyring_users == set()
 
 
 LEFTOVER_KINDS = [

@@ -104,64 +104,6 @@ def test_a_worker_whose_shared_template_stopped_goes_on_with_its_own():
         sandbox.stop()
 
 
-def _as_user(uid: int, action) -> int:
-    """Run `action()` (returning a small number) in a child process as `uid`; its result."""
-    import os
-
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setresuid(uid, uid, uid)
-            os.write(write, str(action()).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    os.waitpid(pid, 0)
-    answer = os.read(read, 64)
-    os.close(read)
-    return int(answer)
-
-
-@pytest.mark.skipif(
-    __import__("os").geteuid() != 0, reason="a user of each submission's own needs root"
-)
-def test_the_keyring_cleaner_empties_a_submission_users_keyrings():
-    """Keys a submission's user added are gone once the servers have the cleaner clear them."""
-    import ctypes
-    import os
-    import socket
-
-    from grader.sandbox import cell_server
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    user_keyring, add_key, keyctl_read = -4, 248, 11
-
-    def add_note() -> int:
-        note = b"left behind"
-        return libc.syscall(add_key, b"user", b"note", note, len(note), user_keyring)
-
-    def linked_keys() -> int:  # the keyring's payload holds 4 bytes per key it links
-        return libc.syscall(cell_server.SYS_KEYCTL, keyctl_read, user_keyring, None, 0) // 4
-
-    uid = cell_server.submission_uid()
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    cleaner = os.fork()
-    if cleaner == 0:
-        ours.close()
-        cell_server._keyring_cleaner(theirs)
-        os._exit(0)
-    theirs.close()
-    try:
-        assert _as_user(uid, add_note) > 0
-        assert _as_user(uid, linked_keys) == 1
-        cell_server._have_keyrings_cleared(ours.fileno(), uid)
-        assert _as_user(uid, linked_keys) == 0
-    finally:
-        ours.close()
-        os.waitpid(cleaner, 0)
-
-
 def _processes() -> dict[int, tuple[int, int]]:
     """pid -> (parent pid, start time) for every process."""
     found = {}

@@ -1,0 +1,100 @@
+"""The system-call filter: runs inside each submission's process, which installs it on itself.
+
+`grader.sandbox.cell_server` installs it once the process has done its own privileged set-up
+(namespaces, mounts, its own user) and before any of the submission's code runs; every process
+the submission forks or executes inherits it, and no_new_privs keeps a set-uid program from
+shedding it. What it denies outlives a submission or reaches past it (kernel keyrings, new
+namespaces, tracing, mounts, kernel modules), and no lesson needs it: everything else is allowed,
+including the plain clone that threads and fork use. Calls are named, and libseccomp
+(`pyseccomp`, a ctypes wrapper of Debian's libseccomp2) turns the names into this machine's
+numbers; a call of another architecture's ABI (x86_64's 32-bit int 0x80) kills the thread.
+"""
+
+import errno
+
+try:
+    import pyseccomp
+except (ImportError, OSError, RuntimeError) as error:  # RuntimeError: no libseccomp found
+    pyseccomp, MISSING = None, f"libseccomp cannot be loaded: {error}"
+else:
+    MISSING = None
+
+DENIED = (
+    # Kernel keyrings outlive the processes (persistent keyrings last days), and asking for one
+    # creates it.
+    "keyctl",
+    "add_key",
+    "request_key",
+    # New namespaces (a user namespace gives back every capability) and entering others.
+    "unshare",
+    "setns",
+    # Reading or steering another process, and stealing its open files.
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "pidfd_getfd",
+    "kcmp",
+    # Mounts, old and new API.
+    "mount",
+    "umount2",
+    "pivot_root",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    # Kernel attack surface a notebook never uses: eBPF, perf counters, userfaultfd (a classic
+    # way to win kernel races), io_uring (its operations bypass this filter), file handles
+    # (open_by_handle_at reaches files outside the mount namespace) and the kernel log.
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "open_by_handle_at",
+    "syslog",
+    # The machine's own: kernel modules, another kernel, reboot, swap.
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+)
+# clone with any of these flags makes a namespace.
+NAMESPACE_FLAGS = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
+
+
+def install() -> None:
+    """Deny the calls above to this process and to every process it starts from now on (raises
+    OSError where the filter cannot be installed)."""
+    if pyseccomp is None:
+        raise OSError(errno.ENOSYS, MISSING)
+    deny = pyseccomp.ERRNO(errno.EPERM)
+    rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    for name in DENIED:
+        # A name this libseccomp does not know is newer than it (say, mount_setattr): skipped.
+        if pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name) >= 0:
+            rules.add_rule(deny, name)
+    # clone3 passes its flags in memory, which a filter cannot read: "not implemented" makes
+    # glibc fall back to clone, whose flags it can.
+    rules.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
+    s390 = (pyseccomp.Arch.S390, pyseccomp.Arch.S390X)
+    flags = 1 if pyseccomp.system_arch() in s390 else 0  # clone's flags argument
+    for flag in NAMESPACE_FLAGS.values():
+        rules.add_rule(deny, "clone", pyseccomp.Arg(flags, pyseccomp.MASKED_EQ, flag, flag))
+    rules.load()  # sets no_new_privs first (libseccomp's default)

@@ -1,0 +1,134 @@
+"""The submissions' system-call filter refuses what outlives a submission, and lets a lesson run."""
+
+import ctypes
+import errno
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from forked import in_a_fork
+
+from grader.sandbox import syscall_filter
+from grader.sandbox.isolation import detect_protections
+
+pytestmark = pytest.mark.skipif(syscall_filter.MISSING is not None, reason="no libseccomp here")
+
+KEYCTL_GET_PERSISTENT, KEY_SPEC_PROCESS_KEYRING, PTRACE_ATTACH = 22, -2, 16
+SIGCHLD = 17
+# Run by a process the filtered one executes: torch's threads and autograd work, and the filter
+# came with the exec.
+LESSON_WORK = """
+import ctypes, pyseccomp, torch
+torch.set_num_threads(4)
+a = torch.randn(300, 300)
+x = torch.ones(3, requires_grad=True)
+(x * x).sum().backward()
+keyctl = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, "keyctl")
+refused = ctypes.CDLL(None, use_errno=True).syscall(keyctl, 22, -1, -2) == -1
+print(torch.get_num_threads(), (a @ a).shape[0], x.grad.tolist(), refused, ctypes.get_errno())
+"""
+
+
+def _number(name: str) -> int:
+    import pyseccomp
+
+    return pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+
+
+def _errno_of(result: int) -> int | None:
+    """The errno a call that returned `result` set (None when it did not fail)."""
+    return ctypes.get_errno() if result == -1 else None
+
+
+def _refused_calls() -> dict:
+    """In a fork: install the filter, then try what it must refuse."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    syscall_filter.install()
+    child = os.fork()  # plain fork: allowed
+    if child == 0:
+        os.kill(os.getpid(), 19)  # SIGSTOP: waits to be traced
+        os._exit(0)
+    null = ctypes.c_long(0)
+    seen = {
+        "keyctl": _errno_of(
+            libc.syscall(_number("keyctl"), KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_PROCESS_KEYRING)
+        ),
+        "add_key": _errno_of(libc.syscall(_number("add_key"), b"user", b"n", b"x", 1, -4)),
+        "unshare": _errno_of(libc.unshare(syscall_filter.NAMESPACE_FLAGS["CLONE_NEWUSER"])),
+        "clone": _errno_of(
+            libc.syscall(
+                _number("clone"),
+                syscall_filter.NAMESPACE_FLAGS["CLONE_NEWNS"] | SIGCHLD,
+                null,
+                null,
+                null,
+                null,
+            )
+        ),
+        "clone3": _errno_of(libc.syscall(_number("clone3"), null, ctypes.c_long(88))),
+        "ptrace": _errno_of(libc.ptrace(PTRACE_ATTACH, child, null, null)),
+    }
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    return seen
+
+
+def test_the_filter_refuses_keyrings_namespaces_and_tracing():
+    """keyctl, add_key, unshare(CLONE_NEWUSER), clone with CLONE_NEWNS and ptrace fail with
+    EPERM; clone3 says it is not there, so that glibc falls back to clone."""
+    eperm = errno.EPERM
+    assert in_a_fork(_refused_calls) == {
+        "keyctl": eperm,
+        "add_key": eperm,
+        "unshare": eperm,
+        "clone": eperm,
+        "clone3": errno.ENOSYS,
+        "ptrace": eperm,
+    }
+
+
+def _what_a_lesson_does() -> list:
+    """In a fork: install the filter, then start a thread, fork, and execute programs."""
+    syscall_filter.install()
+    ran = []
+    thread = threading.Thread(target=lambda: ran.append("thread"))
+    thread.start()
+    thread.join()
+    child = os.fork()
+    if child == 0:
+        os._exit(7)
+    ran.append(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
+    ran.append(subprocess.run(["true"]).returncode)
+    lesson = subprocess.run([sys.executable, "-c", LESSON_WORK], capture_output=True, text=True)
+    ran.append(lesson.stdout.strip() or lesson.stderr[-500:])
+    return ran
+
+
+def test_threads_fork_exec_and_torch_work_under_the_filter():
+    """Threads, fork, a subprocess, and torch (a matmul on four threads, a backward) still
+    work; the filter is inherited across exec."""
+    assert in_a_fork(_what_a_lesson_does) == [
+        "thread",
+        7,
+        0,
+        f"4 300 [2.0, 2.0, 2.0] True {errno.EPERM}",
+    ]
+
+
+def test_the_protections_line_says_when_there_is_no_filter(tmp_path, monkeypatch):
+    """Without libseccomp, the line names the filter as missing, and why."""
+    (tmp_path / "pyseccomp.py").write_text("raise RuntimeError('Unable to find libseccomp')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    protections, _ = detect_protections()
+    assert not protections.syscall_filter
+    assert "no system-call filter (" in protections.describe()
+    assert "Unable to find libseccomp" in protections.describe()
+
+
+def test_the_protections_line_names_the_filter():
+    """With libseccomp, the filter is among the active protections."""
+    protections, _ = detect_protections()
+    assert protections.syscall_filter, protections.describe()
+    assert "system-call filter (no kernel keyrings" in protections.describe()
