@@ -37,8 +37,8 @@ from integrity_tools import (
 from nbformat.validator import iter_validate
 
 import grader
-from grader.cells import autograded_tests
-from grader.course import solution_notebook
+from grader.cells import autograded_tests, is_test
+from grader.course import lessons, solution_notebook, student_notebook
 from grader.grading import outcomes
 from grader.grading.database import sqlalchemy_engine
 from grader.grading.lesson import Result, autograde
@@ -356,3 +356,45 @@ def test_the_grading_process_environment_never_reaches_a_submission(run):
         and SECRET in path.read_text(errors="replace")
     ]
     assert leaked == []
+
+
+def _hidden_test_lines() -> set[str]:
+    """The lines of every lesson's hidden tests that no released notebook and no attack holds."""
+    hidden, public = set(), set(yaml.safe_dump(ATTACKS).splitlines())
+    for lesson in lessons():
+        for cell in nbformat.read(student_notebook(lesson), as_version=4).cells:
+            public.update(line.strip() for line in cell.source.splitlines())
+        for cell in nbformat.read(solution_notebook(lesson), as_version=4).cells:
+            inside = False
+            for line in cell.source.splitlines() if is_test(cell) else []:
+                if "BEGIN HIDDEN TESTS" in line or "END HIDDEN TESTS" in line:
+                    inside = "BEGIN" in line
+                elif inside:
+                    hidden.add(line.strip())
+    return {line for line in hidden - public if len(line) > 15}
+
+
+def _texts(value) -> list[str]:
+    """Every string in a notebook's outputs."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _texts(item)]
+
+
+def test_no_hidden_test_of_any_lesson_is_in_a_submissions_process(run):
+    """No submission finds a hidden test of any lesson in its process, though the one that looks
+    everywhere finds every lesson's released test cells: no output of the run quotes one."""
+    searcher = autograded(run.course, STUDENT["hidden_tests_anywhere_in_the_process"])
+    found = cell_text(searcher, "make_leaf")
+    assert int(found.split()[0]) >= 40, found  # it reached the template's remembered cells
+    lines = _hidden_test_lines()
+    assert len(lines) > 100
+    quoted = {}
+    for student, _ in ROSTER:
+        path = run.course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+        if path.is_file():
+            outputs = [c.get("outputs", []) for c in nbformat.read(path, as_version=4).cells]
+            text = "\n".join(_texts(outputs))
+            quoted[student] = [line for line in lines if line in text]
+    assert {student: lines for student, lines in quoted.items() if lines} == {}
