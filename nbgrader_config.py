@@ -26,3 +26,10 @@ c.ClearSolutions.code_stub = {
     'raise NotImplementedError("Not written yet: replace this line with your answer, '
     'run this cell, then the test below it.")'
 }
+
+# Feedback pages (`nbgrader generate_feedback`, the formgrader's button, `grader feedback`) show
+# the student's notebook as submitted, the released lesson and the judge's verdicts: never an
+# output of the grading run, which comes from the process where hidden tests and probes ran.
+from grader.safe_output.feedback_steps import use_safe_feedback  # noqa: E402
+
+use_safe_feedback(c)

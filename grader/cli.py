@@ -82,7 +82,7 @@ def _feedback(args) -> int:
 
     known_lessons([args.lesson])
     course = Course.at(args.course_dir)
-    run = generate_feedback(course, args.lesson, show_hidden=args.show_hidden)
+    run = generate_feedback(course, args.lesson)
     for path in run.pages:
         print(terminal_safe(f"wrote {path}"))
     for student, reason in run.missing.items():
@@ -162,7 +162,6 @@ def parser() -> argparse.ArgumentParser:
     feed = command("feedback", _feedback, "HTML feedback for every graded submission")
     feed.add_argument("lesson")
     feed.add_argument("--course-dir", type=Path, help=COURSE_HELP)
-    feed.add_argument("--show-hidden", action="store_true", help="reveal hidden test code")
 
     exp = command("export", _export, "grades CSV (nbgrader's columns + one per exercise)")
     exp.add_argument("--course-dir", type=Path, help=COURSE_HELP)

@@ -1,69 +1,31 @@
-"""Per-student HTML feedback that explains failed checks without revealing the grader's code."""
+"""Per-student HTML feedback pages, each built on its own with a time limit.
 
+The page's content is decided by the feedback steps (grader.safe_output.feedback_steps), the
+same that stock `nbgrader generate_feedback` runs in a course made by `grader init`. Each page
+is built in a forked child, two at a time: a page that takes too long (a submission can make
+its page slow to build) is given up and the others go on.
+"""
+
+import multiprocessing
 import re
 import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from pathlib import Path
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
-from nbgrader.preprocessors import GetGrades
-from traitlets import Bool
+from traitlets.config import Config
 
-from grader.cells import is_graded, is_locked
 from grader.course import Course
 from grader.grading import outcomes
 from grader.grading.outcomes import Outcome
-from grader.safe_output.html import FeedbackExporter, SafeImageMetadata
-from grader.safe_output.redaction import HIDDEN_TESTS, redact_output, secret_lines
+from grader.safe_output.feedback_steps import use_safe_feedback
 
-HIDDEN_NOTE = "# (the grader's hidden tests ran here; their code is not shown)"
 CAUSE = re.compile(r"^\s*(?:\w+\.)*(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
-
-
-class HideHiddenTests(Preprocessor):
-    """Remove hidden test code from test cells, and reduce their tracebacks to the explanation.
-
-    A traceback quotes the lines around the failing check, which would reveal hidden tests;
-    the explanation (`CheckFailed: …`) is what the student needs.
-    """
-
-    enabled = Bool(True).tag(config=True)
-    show_hidden = Bool(False, help="Show hidden tests and full tracebacks.").tag(config=True)
-
-    def preprocess_cell(self, cell, resources, index):
-        """Hide the hidden parts of one autograded test cell."""
-        if self.show_hidden or not is_graded(cell):
-            return cell, resources
-        if cell.cell_type == "code":
-            cell.source = HIDDEN_TESTS.sub(HIDDEN_NOTE, cell.source)
-            for output in cell.outputs:
-                if output.output_type == "error":
-                    output.traceback = [f"{output.ename}: {output.evalue}"]
-        return cell, resources
-
-
-class RemoveGraderCode(Preprocessor):
-    """Replace every output line that quotes a hidden test or the probes with a marker.
-
-    Both run in the student's process, so a submission can print them into any output. Lines
-    the submission's own cells hold are no secret to it, and stay.
-    """
-
-    enabled = Bool(True).tag(config=True)
-
-    def preprocess(self, nb, resources):
-        """Redact the outputs of every cell of one autograded notebook."""
-        own = [
-            line
-            for cell in nb.cells
-            if not is_locked(cell)  # nbgrader restores those
-            for line in cell.source.splitlines()
-        ]
-        secrets = secret_lines(resources["nbgrader"]["assignment"], own)
-        for cell in nb.cells:
-            for output in cell.get("outputs", []):
-                redact_output(output, secrets)
-        return nb, resources
+PAGE_SECONDS = 60.0
+JOBS = 2
+TOO_LONG = "building the page took too long"
 
 
 @dataclass(frozen=True)
@@ -74,45 +36,88 @@ class FeedbackRun:
     missing: dict[str, str]
 
 
-def generate_feedback(course: Course, lesson: str, *, show_hidden: bool = False) -> FeedbackRun:
+def generate_feedback(
+    course: Course,
+    lesson: str,
+    *,
+    seconds: float = PAGE_SECONDS,
+    jobs: int = JOBS,
+) -> FeedbackRun:
     """Write feedback/<student>/<lesson>/<lesson>.html for each submission that can have one.
 
-    Each student is done on their own, so one submission without a readable autograded notebook
-    never stops the others; it is listed with the reason instead. The page holds no student
-    HTML that can run (grader.safe_output.html) and, unless `show_hidden`, no grader code.
+    Each student is done on their own, within `seconds`, so one submission without a readable
+    autograded notebook, or whose page is slow to build, never stops the others; it is listed
+    with the reason instead.
     """
+    steps = Config()
+    use_safe_feedback(steps)
     api = course.api(
-        GenerateFeedback={
-            "exporter_class": FeedbackExporter,
-            "preprocessors": [
-                GetGrades,
-                HideHiddenTests,
-                RemoveGraderCode,
-                SafeImageMetadata,
-                CSSHTMLHeaderPreprocessor,
-            ],
-        },
-        HideHiddenTests={"show_hidden": show_hidden},
-        RemoveGraderCode={"enabled": not show_hidden},
-        HTMLExporter={"sanitize_html": True},
+        GenerateFeedback=dict(steps.GenerateFeedback),
         # Only the page: files the submission wrote while it ran may hold the grader's code.
         CourseDirectory={"ignore": ["*"]},
     )
     recorded = outcomes.read_all(course.db_url)
-    pages, missing = [], {}
-    for student in course.submitted_students(lesson):
+    students = course.submitted_students(lesson)
+    missing = {s: _reason_for_none(course, lesson, s, recorded) for s in students}
+    ready = [student for student, reason in missing.items() if reason is None]
+    missing.update(_in_children(lambda s: _build(api, lesson, s), ready, jobs, seconds))
+    pages = []
+    for student in students:
         folder = course.root / "feedback" / student / lesson
-        reason = _reason_for_none(course, lesson, student, recorded)
-        if reason is None:
-            result = api.generate_feedback(lesson, student)
-            if not result["success"]:
-                reason = f"nbgrader could not render it: {_cause(result)}"
-        if reason is None:
+        if missing[student] is None:
             pages.append(folder / f"{lesson}.html")
+            del missing[student]
         else:
-            missing[student] = reason
             shutil.rmtree(folder, ignore_errors=True)  # an earlier page no longer tells the truth
     return FeedbackRun(pages, missing)
+
+
+def _build(api, lesson: str, student: str) -> str | None:
+    """Build one student's page; why it could not be built, or None."""
+    result = api.generate_feedback(lesson, student)
+    return None if result["success"] else f"nbgrader could not render it: {_cause(result)}"
+
+
+def _in_children(
+    work: Callable[[str], str | None], items: list[str], jobs: int, seconds: float
+) -> dict[str, str | None]:
+    """`work(item)` for each item, each in a forked child given `seconds`, `jobs` at a time."""
+    fork = multiprocessing.get_context("fork")
+    results, running, waiting = {}, {}, list(items)
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            item = waiting.pop(0)
+            receive, send = fork.Pipe(duplex=False)
+            child = fork.Process(target=_child, args=(work, item, send), daemon=True)
+            child.start()
+            send.close()
+            running[item] = (child, receive, time.monotonic() + seconds)
+        soonest = min(deadline for _, _, deadline in running.values())
+        wait([receive for _, receive, _ in running.values()], max(0.0, soonest - time.monotonic()))
+        for item, (child, receive, deadline) in list(running.items()):
+            if receive.poll():
+                try:
+                    results[item] = receive.recv()
+                except EOFError:
+                    results[item] = f"building the page failed (exit status {child.exitcode})"
+            elif time.monotonic() >= deadline:
+                results[item] = TOO_LONG
+                child.kill()
+            else:
+                continue
+            child.join()
+            receive.close()
+            del running[item]
+    return results
+
+
+def _child(work, item, send) -> None:
+    """Run `work(item)` and send back its result, or the error that stopped it."""
+    try:
+        result = work(item)
+    except Exception as error:  # becomes the page's reason, as nbgrader's own failures do
+        result = f"building the page failed: {type(error).__name__}"
+    send.send(result)
 
 
 def _reason_for_none(course: Course, lesson: str, student: str, recorded: dict) -> str | None:

@@ -10,6 +10,10 @@ CONFIG_TEMPLATE = """\
 # It reuses the repository's settings and keeps its own gradebook and submissions here.
 c = get_config()  # noqa: F821
 load_subconfig({repo_config!r})  # noqa: F821
+# Feedback pages show no output of the grading run (also set by the config loaded above).
+from grader.safe_output.feedback_steps import use_safe_feedback  # noqa: E402
+
+use_safe_feedback(c)
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.source_directory = {solutions!r}
 c.CourseDirectory.release_directory = "release"

@@ -7,7 +7,7 @@ score is written from here, not read back from outputs the submission could shap
 submission patches in its own process, it cannot reach this comparison, nor the reference.
 """
 
-import json
+import builtins
 import math
 from dataclasses import dataclass
 
@@ -17,6 +17,18 @@ from nbgrader import utils
 from grader.cells import autograded_tests
 
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
+VERDICT_KEY = "grader_verdict"  # a test cell's metadata: the judge's explanation, or None
+CELL_FAILED = (
+    "This test did not pass when your notebook ran at grading time (it stopped with an error or "
+    "wrote to stderr): run it in your notebook to see why."
+)
+# Error types named in an explanation: a name the submission picked could carry any text.
+TORCH_ERRORS = frozenset({"LinAlgError", "OutOfMemoryError", "DeferredCudaCallError"})
+BUILTIN_ERRORS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
 ADVICE = (
     "This test passed in your notebook, so your answer may fit only the visible example (a "
     "number or tensor written into the code, or a special case) or, where the exercise asks for "
@@ -45,6 +57,7 @@ def verdict(reference: list, reported) -> str | None:
 
 
 def _compare(reference: list, reported) -> str | None:
+    """What differs, in words chosen here: the reference's label and the kind of problem only."""
     if not isinstance(reported, list):
         return "no observations came back from the submission"
     for position, (label, wanted, rule) in enumerate(reference):
@@ -52,11 +65,11 @@ def _compare(reference: list, reported) -> str | None:
         if not isinstance(item, list) or len(item) < 2:
             return f"{label}: nothing was reported"
         if item[0] == "error" and len(item) == 2:
-            return f"{label}: the code stopped with {_show(item[1])}"
+            return f"{label}: the code stopped with {_error_kind(item[1])}"
         if item[0] != label:
-            return f"{label}: {_show(item[0])} was reported instead"
+            return f"{label}: something else was reported in its place"
         if not _matches(wanted, item[1], rule):
-            return f"{label}: {_show(item[1])} is not what a correct answer gives"
+            return f"{label}: the value differs from what a correct answer gives"
     if len(reported) > len(reference):
         return "more observations came back than the test asks for"
     return None
@@ -95,13 +108,10 @@ def _same(wanted, got, rtol: float, atol: float) -> bool:
     )
 
 
-def _show(value) -> str:
-    """A reported value as JSON: quoted and escaped, so it cannot pose as the grader's text."""
-    try:
-        text = json.dumps(value)
-    except ValueError:
-        text = "a value too large to show"
-    return text if len(text) <= 120 else text[:117] + "..."
+def _error_kind(message) -> str:
+    """The error's type when it is one Python or torch defines, else just "an error"."""
+    name = message.split(":", 1)[0] if isinstance(message, str) else ""
+    return name if name in BUILTIN_ERRORS | TORCH_ERRORS else "an error"
 
 
 def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Verdict]:
@@ -111,7 +121,9 @@ def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Ver
     probe observed in the submission matches the reference. The cell's outputs are set so that
     they agree with the score: a result the submission made the cell return is shown as a plain
     display (nbgrader would read it as partial credit), and a failure the cell does not show
-    itself is added as the judge's explanation.
+    itself is added as the judge's explanation. That explanation, worded here from the
+    reference's labels alone, is also kept in the cell's metadata (VERDICT_KEY) for the
+    feedback page, which shows no output of the run.
     """
     verdicts = {}
     for index, grade_id in autograded_tests(nb).items():
@@ -121,10 +133,12 @@ def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Ver
                 out.output_type = "display_data"
                 del out["execution_count"]
         inside, max_points = utils.determine_grade(cell)
+        cell.metadata[VERDICT_KEY] = None  # set here only: a submitted value never stands
         if grade_id not in references:
             problem = "this test has no probe, so it cannot be judged (the instructor must add one)"
         elif inside != max_points:
             verdicts[grade_id] = Verdict(0.0, "the test cell failed")
+            cell.metadata[VERDICT_KEY] = CELL_FAILED
             continue
         else:
             problem = verdict(references[grade_id], reports.get(grade_id))
@@ -134,6 +148,7 @@ def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Ver
             verdicts[grade_id] = Verdict(0.0, problem)
             advice = "" if grade_id not in references else f". {ADVICE}"
             cell.outputs.append(_failure(problem + advice))
+            cell.metadata[VERDICT_KEY] = f"{INTRO}: {problem}{advice}"
     return verdicts
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from feedback_secrets import secret_lines, secrets_shown
 from nbgrader.apps import NbGraderAPI
 from pinned_scores import PINNED
 
@@ -17,6 +18,7 @@ from grader.commands.init import init_course
 from grader.commands.report import failure_explanations
 from grader.course import EXAMPLE_CLASS, Course, lessons
 from grader.grading.lesson import Result
+from grader.judging.verdict import CELL_FAILED
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
@@ -58,22 +60,30 @@ def test_demo_leaves_every_artifact(demo):
 
 
 def test_feedback_explains_failures_without_hidden_tests(demo):
-    """bob's feedback shows why a check failed, but no hidden test code or traceback."""
+    """bob's feedback gives each test its score and says why it failed, with no hidden test."""
     out, _ = demo
     page = out / "feedback/bob/01_tensors_and_requires_grad/01_tensors_and_requires_grad.html"
-    text = page.read_text()
-    assert "shares memory with w" in text
+    text = html.unescape(page.read_text())
+    assert "Score: 0 / 2\n" + CELL_FAILED in text
     assert "BEGIN HIDDEN TESTS" not in text and "random.randint" not in text
     assert "hidden tests ran here" in text
 
 
-def test_feedback_reveals_hidden_tests_when_asked(demo, tmp_path):
-    """--show-hidden keeps the hidden test code for the instructor's own review."""
-    out, _ = demo
+def test_stock_generate_feedback_writes_the_same_safe_pages(demo):
+    """The formgrader's button runs stock `nbgrader generate_feedback`: in the demo course it
+    uses the kit's steps, so its pages show no hidden test and no line of the probes."""
+    out, results = demo
     lesson = "01_tensors_and_requires_grad"
-    assert main(["feedback", lesson, "--course-dir", str(out), "--show-hidden"]) == 0
-    assert "### BEGIN HIDDEN TESTS" in (out / f"feedback/bob/{lesson}/{lesson}.html").read_text()
-    assert main(["feedback", lesson, "--course-dir", str(out)]) == 0
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    done = subprocess.run(
+        [str(nbgrader), "generate_feedback", lesson, "--force"], cwd=out, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    secrets = secret_lines(lesson)
+    for student in {r.student for r in results if r.lesson == lesson}:
+        page = (out / f"feedback/{student}/{lesson}/{lesson}.html").read_text()
+        assert "### BEGIN HIDDEN TESTS" not in page and "Score: " in page
+        assert secrets_shown(page, secrets) == [], student
 
 
 def test_export_matches_stock_nbgrader_export(demo, tmp_path):
@@ -249,10 +259,11 @@ def test_the_instructor_sees_the_pinned_scores_in_the_formgrader(demo, tmp_path)
         lab.stop()
 
 
-def test_feedback_gives_an_untouched_exercise_the_same_sentence_as_validate(demo):
-    """carol handed in the untouched notebook: her feedback says, as Validate does, that the
-    exercise is not written yet and how to start."""
+def test_feedback_tells_an_untouched_exercise_it_has_no_response(demo):
+    """carol handed in the untouched notebook: her feedback says, in the gradebook's comment, that
+    an answer has no response, and that each test did not pass, with its score."""
     out, _ = demo
     lesson = "01_tensors_and_requires_grad"
     text = html.unescape((out / f"feedback/carol/{lesson}/{lesson}.html").read_text())
-    assert "CheckFailed: make_leaf is not written yet: in its answer cell, replace the line" in text
+    assert "Comments:</b> <p>No response.</p>" in text
+    assert text.count("Score: 0 / 2\n" + CELL_FAILED) == 4

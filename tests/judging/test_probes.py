@@ -3,13 +3,14 @@
 import math
 
 import nbformat
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.cells import autograded_tests
 from grader.course import solution_notebook
 from grader.judging.reference import probes_file
-from grader.judging.verdict import ADVICE, judge_tests, verdict
+from grader.judging.verdict import ADVICE, VERDICT_KEY, judge_tests, verdict
 from grader.probing import load_probes
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
@@ -55,7 +56,7 @@ def test_numbers_pass_within_tolerance_only():
     """Floats are compared within rtol/atol; an int stands for an equal float."""
     assert verdict(_expected(2.5), [["answer", 2.50001]]) is None
     assert verdict(_expected(6.0), [["answer", 6]]) is None
-    assert "is not what a correct answer gives" in verdict(_expected(2.5), [["answer", 2.6]])
+    assert "differs from what a correct answer gives" in verdict(_expected(2.5), [["answer", 2.6]])
     assert verdict(_expected(math.inf), [["answer", math.nan]]) is not None
 
 
@@ -82,9 +83,30 @@ def test_missing_extra_renamed_and_failed_observations_fail():
     assert "no observations" in verdict(expected, None)
     assert "nothing was reported" in verdict(expected, [])
     assert "more observations" in verdict(expected, [["answer", 2.5], ["answer", 2.5]])
-    assert "instead" in verdict(expected, [["other", 2.5]])
+    assert "something else was reported" in verdict(expected, [["other", 2.5]])
     stopped = verdict(expected, [["error", "NotImplementedError: "]])
-    assert 'stopped with "NotImplementedError' in stopped
+    assert stopped == "answer: the code stopped with NotImplementedError"
+
+
+SECRET = "def test_make_leaf(student, observe, draw):"
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        [["error", f"ValueError: {SECRET}"]],
+        [["error", f"{SECRET}: boom"]],
+        [["answer", SECRET]],
+        [[SECRET, 2.5]],
+        [["answer", {"shape": [1], "values": [SECRET]}]],
+    ],
+)
+def test_an_explanation_quotes_nothing_the_submission_reported(report):
+    """The explanation names the reference's label and the kind of problem: no value, message
+    or label the submission sent, and an error type only if Python or torch defines it."""
+    shown = verdict(_expected(2.5), report)
+    assert shown.startswith("answer: ") and "test_make_leaf" not in shown and "draw" not in shown
+    assert shown.endswith(("ValueError", "an error", "in its place", "a correct answer gives"))
 
 
 JSON = st.recursive(
@@ -136,7 +158,8 @@ def test_a_disagreeing_probe_tells_the_student_what_to_do():
     )
     assert verdicts["test_a"].points == 0 and verdicts["test_b"].points == 0
     shown = nb.cells[0].outputs[-1].evalue
-    assert "is not what a correct answer gives" in shown and shown.endswith(ADVICE)
+    assert "differs from what a correct answer gives" in shown and shown.endswith(ADVICE)
+    assert nb.cells[0].metadata[VERDICT_KEY] == shown  # kept for the feedback page
     assert "compute the result from its inputs" in ADVICE
     assert ADVICE not in nb.cells[1].outputs[-1].evalue  # no probe: the instructor's problem
 

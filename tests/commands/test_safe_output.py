@@ -1,0 +1,92 @@
+"""A student's outputs and HTML, made safe for the feedback page, in time linear in their size."""
+
+import time
+
+import nbformat
+from nbformat.v4 import new_output
+
+from grader.commands.feedback import TOO_LONG, _in_children
+from grader.safe_output.html import clean_html
+from grader.safe_output.outputs import Budget, safe_output
+
+MODAL = '<div class="modal show" style="position:fixed" id="top">All tests passed, 8 / 8</div>'
+
+
+def _safe(output):
+    return safe_output(nbformat.from_dict(output), Budget())
+
+
+def test_class_style_id_scripts_and_handlers_are_stripped():
+    """What Bootstrap or a browser would act on is gone; the text stays."""
+    html = clean_html(
+        MODAL + '<script>alert(1)</script><img src="x" onerror="alert(2)">'
+        '<a href="javascript:alert(3)">a</a><a href="https://pytorch.org">b</a>'
+    )
+    assert html.startswith("<div>All tests passed, 8 / 8</div>&lt;script&gt;")
+    for gone in ("class=", "style=", "id=", "onerror", "javascript:", '<img src="x"'):
+        assert gone not in html
+    assert '<a href="https://pytorch.org">b</a>' in html
+
+
+def test_a_tag_split_over_lines_is_parsed_not_skipped():
+    """`half<b\\n>half` is one tag to the parser, as to a browser."""
+    assert clean_html("half<b\n>half</b><b\nclass=x>") == "half<b>half</b><b></b>"
+
+
+def test_html_and_svg_outputs_are_cleaned_and_running_kinds_dropped():
+    """text/html is cleaned, SVG becomes an image, JavaScript and widgets are left out."""
+    shown = _safe(
+        new_output(
+            "display_data",
+            {
+                "text/html": MODAL,
+                "application/javascript": "alert(1)",
+                "application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+            },
+            metadata={"isolated": True},
+        )
+    )
+    assert shown.data == {"text/html": "<div>All tests passed, 8 / 8</div>"} and not shown.metadata
+    svg = _safe(new_output("display_data", {"image/svg+xml": "<svg onload='alert(1)'/>"}))
+    assert svg.data["text/html"].startswith('<img src="data:image/svg+xml;base64,')
+    only_js = _safe(new_output("display_data", {"application/javascript": "alert(1)"}))
+    assert only_js.output_type == "stream" and "does not show" in only_js.text
+
+
+def test_terminal_escapes_odd_names_and_bad_images_are_made_harmless():
+    """ANSI escapes and control characters leave text; a stream is stdout or stderr; an image
+    that is not base64 is left out."""
+    stream = _safe(
+        {"output_type": "stream", "name": 'x" onclick="y', "text": "\x1b[31mred\x1b]0;t\x07\r"}
+    )
+    assert (stream.name, stream.text) == ("stdout", "red0;t")
+    image = _safe(new_output("display_data", {"image/png": '"><script>', "text/plain": "fig"}))
+    assert image.data == {"text/plain": "fig"}
+
+
+def test_hostile_sizes_cost_well_under_a_second():
+    """A 300k-character line of `<` (as HTML and as text) and a 5 MB output are shown or
+    replaced by a note quickly; the bound is a guard, the measured times are in the report."""
+    started = time.perf_counter()
+    as_html = _safe(new_output("display_data", {"text/html": "<" * 300_000}))
+    as_text = _safe(new_output("stream", name="stdout", text="<" * 300_000))
+    huge = _safe(new_output("stream", name="stdout", text="x" * 5_000_000))
+    assert time.perf_counter() - started < 5
+    assert "too large" in as_html.text and as_text.text == "<" * 300_000
+    assert "too large" in huge.text
+
+
+def test_a_page_over_its_time_limit_is_given_up_and_the_others_go_on():
+    """Work that overruns its seconds is killed and named; the rest finish."""
+
+    def work(item):
+        time.sleep(60 if item == "slow" else 0)
+        return None if item != "broken" else 1 / 0
+
+    results = _in_children(work, ["a", "slow", "broken", "b"], jobs=2, seconds=2)
+    assert results == {
+        "a": None,
+        "slow": TOO_LONG,
+        "broken": "building the page failed: ZeroDivisionError",
+        "b": None,
+    }
