@@ -24,7 +24,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {
     "python": "# YOUR CODE HERE\n"
     'raise NotImplementedError("Not written yet: replace this line with your answer, '
-    'run this cell, then the test below it.")'
+    'run this cell, then the cell below it.")'
 }
 
 # Feedback pages (`nbgrader generate_feedback`, the formgrader's button, `grader feedback`) show

@@ -19,3 +19,19 @@ def execute(path: Path) -> nbformat.NotebookNode:
 def validate(path: Path, *, invert: bool = False) -> dict:
     """nbgrader's validation result: failing test cells, or with `invert` passing ones."""
     return Validator(invert=invert).validate(str(path))
+
+
+def checked_answers(nb) -> set[str]:
+    """The answer cells a test cell checks: those with a graded cell after them in their exercise
+    (before the next text cell). A prediction's answer cell is the student's own self-check."""
+    from grader.cells import grade_id, is_answer, is_test
+
+    checked, pending = set(), []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            pending = []
+        elif is_answer(cell):
+            pending.append(grade_id(cell))
+        elif is_test(cell):
+            checked.update(pending)
+    return checked

@@ -13,19 +13,6 @@ def test_make_leaf(student, observe, draw):
     observe("make_leaf(values).is_floating_point()", leaf.is_floating_point())
 
 
-def _flag(value):
-    """A prediction as the bool it holds: a 0-d tensor as its value (NumPy bools report as
-    bools already)."""
-    if isinstance(value, torch.Tensor) and value.dim() == 0:
-        return value.item()
-    return value
-
-
-def test_predict_flags(student, observe, draw):
-    for name in ["predict_r1", "predict_r2", "predict_r3", "predict_r4", "predict_r5"]:
-        observe(name, _flag(getattr(student, name)))
-
-
 def test_int_error(student, observe, draw):
     for counts in (
         [draw.integer(1, 9) for _ in range(draw.integer(2, 6))],

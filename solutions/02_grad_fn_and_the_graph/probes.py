@@ -1,11 +1,6 @@
 """Lesson 2 (grad_fn and the graph): what the grader observes of each answer."""
 
 
-def test_predict_grad_fns(student, observe, draw):
-    for name in ["predict_e1", "predict_e2", "predict_e3", "predict_e4"]:
-        observe(name, getattr(student, name))
-
-
 def _first_path(tensor) -> list:
     """The nodes from tensor.grad_fn along the first input of each, at most ten."""
     nodes, node = [], tensor.grad_fn

@@ -28,11 +28,6 @@ def test_accumulated_gradient(student, observe, draw):
     observe("w.grad afterwards", w.grad)
 
 
-def test_predict_grads(student, observe, draw):
-    for name in ["predict_a", "predict_b", "predict_c"]:
-        observe(name, number(getattr(student, name)))
-
-
 def test_twice_error(student, observe, draw):
     n, steps = draw.integer(5, 8), draw.integer(3, 6)
     lr = draw.number(0.1, 0.5)
@@ -74,4 +69,5 @@ def test_sgd_step(student, observe, draw):
         student.sgd_step(w, lr)
         observe(f"w after {step} sgd_step", w)
         observe("w is still a leaf", w.is_leaf)
+        observe("w still requires gradients", w.requires_grad)
         observe("w.grad is cleared", w.grad is None or not bool(w.grad.any()))

@@ -98,9 +98,3 @@ def test_cube_function(student, observe, draw):
     observe("x.grad after cube(x).sum().backward()", x.grad)
     points = draw.tensor(5, low=-3.0, high=3.0, dtype=torch.float64, requires_grad=True)
     observe("gradcheck(cube)", gradcheck(cube, (points,), raise_exception=False))
-
-
-def test_predict_descent(student, observe, draw):
-    observe("predict_one_step", number(student.predict_one_step), atol=1e-6)
-    observe("predict_five_steps", number(student.predict_five_steps), atol=1e-6)
-    observe("predict_diverges", number(student.predict_diverges))

@@ -3,7 +3,6 @@
 import torch
 from torch import nn
 
-from grader.checks import as_number
 from grader.probing import autograd_called, by_hand, hooks_registered, number
 
 
@@ -61,11 +60,6 @@ SCALAR = {
 }
 
 
-def test_predict_detach(student, observe, draw):
-    for name in ["predict_a", "predict_b"]:
-        observe(name, as_number(getattr(student, name)))
-
-
 def test_fine_tune(student, observe, draw):
     n_in, n_hidden, n_out = draw.integer(2, 5), draw.integer(3, 6), draw.integer(1, 3)
     model = nn.Sequential(nn.Linear(n_in, n_hidden), nn.Tanh(), nn.Linear(n_hidden, n_out))
@@ -82,11 +76,6 @@ def test_fine_tune(student, observe, draw):
         observe(f"{name}.requires_grad", p.requires_grad)
     for name, p in model[:-1].named_parameters():
         observe(f"frozen {name}.grad is None", p.grad is None)
-
-
-def test_predict_modes(student, observe, draw):
-    for name in ["flag_a", "flag_b", "flag_c", "flag_d", "flag_e", "flag_f"]:
-        observe(name, getattr(student, name))
 
 
 def test_grad_without_touching(student, observe, draw):

@@ -7,8 +7,9 @@ import nbformat
 import pytest
 import yaml
 from answer_runs import SEED, answer_cases, tried_by_lesson
+from notebook_tools import checked_answers
 
-from grader.cells import by_grade_id, is_answer
+from grader.cells import by_grade_id
 from grader.course import solution_notebook
 from grader.judging.verdict import verdict
 
@@ -21,10 +22,10 @@ def _alternative_answers(lesson: str) -> list[dict]:
 
 
 def test_every_exercise_has_two_alternative_answers(lesson):
-    """Each answer cell of the lesson is exercised by at least two alternative answers."""
+    """Each answer cell a test checks is exercised by at least two alternative answers."""
     nb = nbformat.read(solution_notebook(lesson), as_version=4)
     cells = by_grade_id(nb)
-    answer_cells = {gid for gid, c in cells.items() if is_answer(c)}
+    answer_cells = checked_answers(nb)
     answers = _alternative_answers(lesson)
     for answer in answers:
         assert set(answer) == {"cell", "test", "answer", "style"}, answer

@@ -8,8 +8,8 @@ import nbformat
 import pytest
 import yaml
 from answer_runs import SEED, answer_cases, tried_by_lesson
+from notebook_tools import checked_answers
 
-from grader.cells import by_grade_id, is_answer
 from grader.course import solution_notebook
 from grader.judging.verdict import verdict
 
@@ -28,9 +28,9 @@ def wrong_answer_runs(tmp_path_factory):
 
 
 def test_every_exercise_has_three_typical_wrong_answers(lesson):
-    """Each answer cell of the lesson is exercised by at least three wrong answers."""
+    """Each answer cell a test checks is exercised by at least three wrong answers."""
     nb = nbformat.read(solution_notebook(lesson), as_version=4)
-    answer_cells = {gid for gid, c in by_grade_id(nb).items() if is_answer(c)}
+    answer_cells = checked_answers(nb)
     counts = Counter(a["cell"] for a in _wrong_answers(lesson))
     assert {cell: counts[cell] for cell in answer_cells if counts[cell] < 3} == {}
 
