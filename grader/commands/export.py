@@ -1,4 +1,5 @@
-"""Grades CSV: nbgrader's columns, each submission's outcome, and one column per exercise."""
+"""Grades CSV: nbgrader's columns, each submission's outcome and what to review in it, and one
+column per exercise."""
 
 import csv
 from pathlib import Path
@@ -27,15 +28,17 @@ NBGRADER_COLUMNS = [
 
 def grade_rows(course: Course) -> tuple[list[str], list[dict]]:
     """The CSV header and one row per lesson and student, as nbgrader's export computes them."""
-    recorded = outcomes.read_all(course.db_url)
+    recorded, review = outcomes.read_all(course.db_url), outcomes.read_review(course.db_url)
     rows, exercises = [], []
     with course.api().gradebook as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
             ids = [c.name for nb in assignment.notebooks for c in nb.grade_cells]
             exercises += [i for i in ids if i not in exercises]
             for student in sorted(gb.students, key=lambda s: s.id):
-                rows.append(_row(gb, assignment, student, ids, recorded))
-    return NBGRADER_COLUMNS + ["outcome", "detail"] + exercises, rows
+                row = _row(gb, assignment, student, ids, recorded)
+                row["review"] = review.get((assignment.name, student.id), "")
+                rows.append(row)
+    return NBGRADER_COLUMNS + ["outcome", "detail", "review"] + exercises, rows
 
 
 def _row(gb, assignment, student, exercise_ids, recorded) -> dict:

@@ -84,7 +84,7 @@ def write_report(course: Course, out: Path, *, top: int = 15) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     header, rows = grade_rows(course)
     submitted = [r for r in rows if r["outcome"] != "no submission"]
-    exercises = header[header.index("detail") + 1 :]
+    exercises = header[header.index("review") + 1 :]
     rates = _pass_rates(submitted, exercises)
     if submitted:
         _score_figure(submitted, out / "scores.png")

@@ -3,16 +3,24 @@
 from grader.grading.lesson import Result
 from grader.safe_output.text import terminal_safe
 
-HEADER = ("lesson", "student", "score", "max", "outcome")
+HEADER = ("lesson", "student", "score", "max", "outcome", "review")
 
 
 def score_table(results: list[Result]) -> str:
-    """A plain-text table: lesson, student, score, max, outcome, each cell terminal-safe."""
+    """A plain-text table: lesson, student, score, max, outcome and what to review (code that
+    reaches for the grader's or the interpreter's internals), each cell terminal-safe."""
     rows = [HEADER]
     rows += [
         tuple(
             terminal_safe(cell)
-            for cell in (r.lesson, r.student, f"{r.score:g}", f"{r.max_score:g}", _outcome_text(r))
+            for cell in (
+                r.lesson,
+                r.student,
+                f"{r.score:g}",
+                f"{r.max_score:g}",
+                _outcome_text(r),
+                r.review,
+            )
         )
         for r in results
     ]

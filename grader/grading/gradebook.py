@@ -70,6 +70,7 @@ def save_grades(
     nb,
     verdicts: dict[str, Verdict],
     config,
+    review: dict[str, str],
     also: Callable[[Connection, Saved], None],
 ) -> Saved:
     """nbgrader's gradebook steps for one graded notebook `nb`, in one transaction.
@@ -77,9 +78,10 @@ def save_grades(
     Test cells get the judge's score (`verdicts`); other graded cells are scored as nbgrader
     scores them (an unchanged answer cell gets 0, a manually graded one waits for the grader);
     a graded cell the student deleted gets 0. Answer cells left as released get nbgrader's
-    "No response." comment. A late submission gets the course's late penalty. `released` is
-    the lesson as the gradebook has it (a `ReleasedLesson`). `also` writes more in the same
-    transaction, given what was saved.
+    "No response." comment, and those to `review` (grade id -> why) a comment that says why. A
+    late submission gets the course's late penalty. `released` is the lesson as the gradebook
+    has it (a `ReleasedLesson`). `also` writes more in the same transaction, given what was
+    saved.
     """
     stamp = utils.parse_utc(timestamp) if timestamp else None
     engine = sqlalchemy_engine(db_url)
@@ -93,7 +95,7 @@ def save_grades(
             )
         ).scalar_one()
         grades = _score(db, mine, nb, verdicts)
-        _comment(db, mine, nb)
+        _comment(db, mine, nb, review)
         late = _seconds_late(db, submission)
         penalty = None
         if late > 0:
@@ -203,8 +205,9 @@ def _score(db, notebook: str, nb, verdicts: dict[str, Verdict]) -> tuple[str, ..
     return tuple(grades)
 
 
-def _comment(db, notebook: str, nb) -> None:
-    """SaveAutoGrades' comments: "No response." on an answer cell left as released."""
+def _comment(db, notebook: str, nb, review: dict[str, str]) -> None:
+    """SaveAutoGrades' comments: "No response." on an answer cell left as released; and on one
+    to review, why (the formgrader shows it beside the cell)."""
     rows = db.execute(
         select(Comment.id, BaseCell.name)
         .join(BaseCell, Comment.cell_id == BaseCell.id)
@@ -217,7 +220,10 @@ def _comment(db, notebook: str, nb) -> None:
         if (is_answer(cell) or utils.is_task(cell)) and gid in comments:
             unchanged = cell.metadata.nbgrader.get("checksum") == utils.compute_checksum(cell)
             no_response = unchanged and not utils.is_task(cell)
-            changes.append({"row": comments[gid], "text": "No response." if no_response else None})
+            text = "No response." if no_response else None
+            if gid in review:
+                text = f"For the instructor to review: this answer {review[gid]}."
+            changes.append({"row": comments[gid], "text": text})
     if changes:
         db.execute(
             update(Comment)

@@ -86,6 +86,7 @@ class Result:
     max_score: float
     outcome: str
     detail: str = ""
+    review: str = ""  # what the instructor should look at (code reaching for internals)
 
 
 def fingerprint(folder: Path) -> str:
@@ -214,7 +215,7 @@ def _run_fast(api, task: GradingTask, warm: WarmProcesses, stamp: str) -> Submis
             run.deleted(),
             run.timings,
         )
-        outcomes.write(db, lesson, student, report.outcome, report.notes(), stamp)
+        outcomes.write(db, lesson, student, report.outcome, report.notes(), stamp, run.review)
         reports.append(report)
 
     try:
@@ -442,7 +443,7 @@ def autograde(
 
 def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
     """The students' scores and recorded outcomes, read from the course's gradebook."""
-    recorded = outcomes.read_all(course.db_url)
+    recorded, review = outcomes.read_all(course.db_url), outcomes.read_review(course.db_url)
     results = []
     with course.api().gradebook as gb:
         max_score = gb.find_assignment(lesson).max_score
@@ -451,9 +452,9 @@ def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
             outcome, detail, _ = recorded.get(
                 (lesson, student), (Outcome.NOT_GRADED, "no grading run recorded", "")
             )
-            results.append(
-                Result(student, lesson, scores.get(student, 0.0), max_score, outcome, detail)
-            )
+            score = scores.get(student, 0.0)
+            flagged = review.get((lesson, student), "")
+            results.append(Result(student, lesson, score, max_score, outcome, detail, flagged))
     return results
 
 

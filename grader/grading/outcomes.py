@@ -39,6 +39,18 @@ OUTCOMES = Table(
 )
 
 
+# Answer cells whose code reaches for the interpreter's or the grader's internals
+# (grader.judging.how): the exercise earned nothing, and the instructor should look.
+REVIEW = Table(
+    "grader_review",
+    _metadata,
+    Column("assignment", String(128), primary_key=True),
+    Column("student", String(128), primary_key=True),
+    Column("cell", String(128), primary_key=True),
+    Column("reason", Text, nullable=False),
+)
+
+
 def record(
     db_url: str,
     lesson: str,
@@ -52,10 +64,25 @@ def record(
         write(db, lesson, student, outcome, detail, fingerprint)
 
 
-def write(db, lesson: str, student: str, outcome: Outcome, detail: str, fingerprint: str) -> None:
+def write(
+    db,
+    lesson: str,
+    student: str,
+    outcome: Outcome,
+    detail: str,
+    fingerprint: str,
+    review: dict[str, str] | None = None,
+) -> None:
     """Store (or replace) the outcome of one submission in the transaction `db` (a SQLAlchemy
-    connection), so that it can be committed with the submission's grades."""
-    _metadata.create_all(db)  # the table, if the gradebook has none yet
+    connection), so that it can be committed with the submission's grades; `review` holds the
+    answer cells to look at, and why."""
+    _metadata.create_all(db)  # the tables, if the gradebook has none yet
+    mine = (REVIEW.c.assignment == lesson) & (REVIEW.c.student == student)
+    db.execute(REVIEW.delete().where(mine))
+    for cell, reason in (review or {}).items():
+        db.execute(
+            REVIEW.insert().values(assignment=lesson, student=student, cell=cell, reason=reason)
+        )
     row = {
         "assignment": lesson,
         "student": student,
@@ -77,3 +104,15 @@ def read_all(db_url: str) -> dict[tuple[str, str], tuple[str, str, str]]:
     with engine.connect() as conn:
         rows = conn.execute(select(OUTCOMES)).all()
     return {(r.assignment, r.student): (r.outcome, r.detail, r.fingerprint) for r in rows}
+
+
+def read_review(db_url: str) -> dict[tuple[str, str], str]:
+    """What to look at in each submission: (lesson, student) -> "cell: why; …"."""
+    engine = sqlalchemy_engine(db_url)
+    _metadata.create_all(engine)
+    with engine.connect() as conn:
+        rows = conn.execute(select(REVIEW).order_by(REVIEW.c.cell)).all()
+    found: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        found.setdefault((r.assignment, r.student), []).append(f"{r.cell} {r.reason}")
+    return {key: "; ".join(reasons) for key, reasons in found.items()}

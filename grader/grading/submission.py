@@ -22,6 +22,7 @@ from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.outcomes import Outcome
 from grader.grading.submission_check import open_no_follow, regular_files
+from grader.judging import how
 from grader.judging.reference import Seeds, probes_file
 from grader.judging.verdict import judge_tests
 from grader.sandbox.client import Sandbox, apply_run, folder_files
@@ -51,6 +52,7 @@ class GradedRun:
     outcome: Outcome
     detail: str
     unjudged: tuple[str, ...]
+    review: dict[str, str]  # answer cells that reach for internals, and how (grader.judging.how)
     timings: Timings  # seconds per step of this submission's grading
     seconds_late: float  # as the gradebook has it
     grade_cells: tuple[str, ...]  # every graded cell the lesson has, in the gradebook
@@ -105,12 +107,14 @@ def autograde_submission(
     with timings.step("nbgrader steps"):
         released = workers.released.get(coursedir.db_url, lesson, release / f"{lesson}.ipynb")
         nb, resources = sanitize(nbformat.read(path, as_version=4), resources, config, released)
-    probes = None
+    probes, reading = None, how.Reading({}, {})
     if probes_file(lesson).is_file():
         with timings.step("reference"):
             seed = workers.seeds.draw(lesson, then)  # its batch is observed meanwhile
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
+        with timings.step("judge"):
+            reading = how.read(nb, how.rules(probes["source"], nb))
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
     timings.update(report.timings)
@@ -121,7 +125,7 @@ def autograde_submission(
         for step in AFTER_RUN:
             nb, resources = step(config=config)(nb, resources)
     with timings.step("judge"):
-        verdicts = judge_tests(nb, references, report.probes)
+        verdicts = judge_tests(nb, references, report.probes, reading.problems)
     with timings.step("nbgrader steps"):
         _write(nb, path)
     unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
@@ -132,6 +136,7 @@ def autograde_submission(
             report.outcome,
             report.detail,
             unjudged,
+            reading.flags,
             timings,
             saved.seconds_late,
             saved.grade_cells,
@@ -147,6 +152,7 @@ def autograde_submission(
             nb,
             verdicts,
             config,
+            reading.flags,
             lambda db, saved: record(db, graded(saved)),
         )
     return graded(saved)

@@ -17,6 +17,7 @@ from nbgrader import utils
 from grader.cells import autograded_tests
 
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
+SOURCE_INTRO = "Read from your code at grading time"
 VERDICT_KEY = "grader_verdict"  # a test cell's metadata: the judge's explanation, or None
 CELL_FAILED = (
     "This test did not pass when your notebook ran at grading time (it stopped with an error or "
@@ -114,18 +115,21 @@ def _error_kind(message) -> str:
     return name if name in BUILTIN_ERRORS | TORCH_ERRORS else "an error"
 
 
-def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Verdict]:
+def judge_tests(
+    nb, references: dict[str, list], reports: dict, read: dict[str, str] | None = None
+) -> dict[str, Verdict]:
     """Score every test cell from the probes' observations, and make its outputs say so.
 
-    A test earns its points only if its cell ran without an error (or stderr) and what the
-    probe observed in the submission matches the reference. The cell's outputs are set so that
-    they agree with the score: a result the submission made the cell return is shown as a plain
-    display (nbgrader would read it as partial credit), and a failure the cell does not show
-    itself is added as the judge's explanation. That explanation, worded here from the
-    reference's labels alone, is also kept in the cell's metadata (VERDICT_KEY) for the
-    feedback page, which shows no output of the run.
+    A test earns its points only if its cell ran without an error (or stderr), what the
+    probe observed in the submission matches the reference, and the answer's source breaks no
+    rule on how it is worked out (`read`: why, by grade id; `grader.judging.how`). The cell's
+    outputs are set so that they agree with the score: a result the submission made the cell
+    return is shown as a plain display (nbgrader would read it as partial credit), and a failure
+    the cell does not show itself is added as the judge's explanation. That explanation, worded
+    here from the reference's labels alone, is also kept in the cell's metadata (VERDICT_KEY)
+    for the feedback page, which shows no output of the run.
     """
-    verdicts = {}
+    verdicts, read = {}, read or {}
     for index, grade_id in autograded_tests(nb).items():
         cell = nb.cells[index]
         for out in cell.outputs:
@@ -134,30 +138,33 @@ def judge_tests(nb, references: dict[str, list], reports: dict) -> dict[str, Ver
                 del out["execution_count"]
         inside, max_points = utils.determine_grade(cell)
         cell.metadata[VERDICT_KEY] = None  # set here only: a submitted value never stands
+        intro, advice = INTRO, ""
         if grade_id not in references:
             problem = "this test has no probe, so it cannot be judged (the instructor must add one)"
         elif inside != max_points:
             verdicts[grade_id] = Verdict(0.0, "the test cell failed")
             cell.metadata[VERDICT_KEY] = CELL_FAILED
             continue
+        elif grade_id in read:
+            intro, problem = SOURCE_INTRO, read[grade_id]
         else:
             problem = verdict(references[grade_id], reports.get(grade_id))
+            advice = f". {ADVICE}"
         if problem is None:
             verdicts[grade_id] = Verdict(max_points)
         else:
             verdicts[grade_id] = Verdict(0.0, problem)
-            advice = "" if grade_id not in references else f". {ADVICE}"
-            cell.outputs.append(_failure(problem + advice))
-            cell.metadata[VERDICT_KEY] = f"{INTRO}: {problem}{advice}"
+            cell.outputs.append(_failure(f"{intro}: {problem}{advice}"))
+            cell.metadata[VERDICT_KEY] = f"{intro}: {problem}{advice}"
     return verdicts
 
 
-def _failure(problem: str):
+def _failure(explanation: str):
     return from_dict(
         {
             "output_type": "error",
             "ename": "CheckFailed",
-            "evalue": f"{INTRO}: {problem}",
-            "traceback": [f"CheckFailed: {INTRO}: {problem}"],
+            "evalue": explanation,
+            "traceback": [f"CheckFailed: {explanation}"],
         }
     )

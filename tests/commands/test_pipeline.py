@@ -106,7 +106,7 @@ def test_export_matches_stock_nbgrader_export(demo, tmp_path):
     bob = next(r for r in our_rows if key(r) == ("01_tensors_and_requires_grad", "bob"))
     assert bob["outcome"] == "graded" and bob["test_snapshot"] == "0.0"
     dave = next(r for r in our_rows if key(r) == ("01_tensors_and_requires_grad", "dave"))
-    assert dave["test_predict_flags"] == "2.0" and dave["test_int_error"] == "0.0"
+    assert dave["test_make_leaf"] == "2.0" and dave["test_int_error"] == "0.0"
 
 
 def test_formgrader_sees_the_same_scores(demo):
@@ -189,7 +189,7 @@ def test_autograde_command_prints_the_score_table(fresh_course, capsys):
     args = ["autograde", lesson, "--course-dir", str(fresh_course.root), "--student", "alice"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["lesson", "student", "score", "max", "outcome"]
+    assert lines[0].split() == ["lesson", "student", "score", "max", "outcome", "review"]
     full = str(PINNED[(lesson, "alice")])  # alice answers everything right
     assert lines[1].split() == [lesson, "alice", full, full, "graded"]
 
@@ -266,4 +266,4 @@ def test_feedback_tells_an_untouched_exercise_it_has_no_response(demo):
     lesson = "01_tensors_and_requires_grad"
     text = html.unescape((out / f"feedback/carol/{lesson}/{lesson}.html").read_text())
     assert "Comments:</b> <p>No response.</p>" in text
-    assert text.count("Score: 0 / 2\n" + CELL_FAILED) == 4
+    assert text.count("Score: 0 / 2\n" + CELL_FAILED) == 3

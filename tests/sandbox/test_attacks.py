@@ -38,11 +38,12 @@ from nbformat.validator import iter_validate
 
 import grader
 from grader.cells import autograded_tests, is_test
+from grader.commands.export import grade_rows
 from grader.course import lessons, solution_notebook, student_notebook
 from grader.grading import outcomes
 from grader.grading.database import sqlalchemy_engine
 from grader.grading.lesson import Result, autograde
-from grader.judging.verdict import INTRO
+from grader.judging.verdict import INTRO, SOURCE_INTRO
 from grader.sandbox.cell_server import UID_COUNT, UID_FIRST
 from grader.sandbox.isolation import Limits
 
@@ -200,7 +201,7 @@ def test_forged_test_cells_are_failed_by_the_judge(run, attack):
         [out.evalue for out in nb.cells[index].outputs if out.output_type == "error"]
         for index in autograded_tests(nb)
     ]
-    overturned = [e for e in errors if e and all(v.startswith(INTRO) for v in e)]
+    overturned = [e for e in errors if e and all(v.startswith((INTRO, SOURCE_INTRO)) for v in e)]
     assert overturned, errors
 
 
@@ -242,9 +243,12 @@ LEFTOVER_KINDS = [
 
 @pytest.fixture(scope="module")
 def leftovers(run) -> dict:
-    """What the last submission of the run found of all the earlier ones."""
+    """What the last submission of the run found of all the earlier ones. Its answers are right,
+    but its first cell, which does the looking, reaches for the interpreter's internals: that
+    exercise (test_make_leaf, 2 points) earns nothing and is flagged for review."""
     result = run.results[OBSERVER_STUDENT]
-    assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
+    assert (result.score, result.outcome) == (FULL_MARKS - 2, "graded"), result.detail
+    assert result.review.startswith("make_leaf imports ctypes"), result.review
     text = cell_text(autograded(run.course, OBSERVER_STUDENT), "make_leaf")
     line = next(line for line in text.splitlines() if line.startswith("LEFTOVERS "))
     return json.loads(line.removeprefix("LEFTOVERS "))
@@ -398,3 +402,16 @@ def test_no_hidden_test_of_any_lesson_is_in_a_submissions_process(run):
             text = "\n".join(_texts(outputs))
             quoted[student] = [line for line in lines if line in text]
     assert {student: lines for student, lines in quoted.items() if lines} == {}
+
+
+def test_answers_that_reach_for_internals_are_flagged_for_review(run):
+    """Attacks whose answer cell imports gc or walks the shell are flagged in the results and the
+    export, naming the cell; no honest submission is (the observer is: it imports ctypes)."""
+    flagged = {student: result.review for student, result in run.results.items() if result.review}
+    for name in ("print_hidden_tests_and_probes", "hidden_tests_anywhere_in_the_process"):
+        assert flagged[STUDENT[name]].startswith("make_leaf imports gc"), flagged
+    honest = [student for student, attack in ROSTER[:-1] if attack is None]
+    assert [student for student in honest if student in flagged] == []
+    _, rows = grade_rows(run.course)
+    exported = {row["student_id"]: row["review"] for row in rows if row["assignment"] == LESSON}
+    assert {student: exported[student] for student in flagged} == flagged

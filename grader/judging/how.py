@@ -1,0 +1,336 @@
+"""How an answer was worked out, read from its source in the grading process.
+
+Runs outside the submission's process: whatever the submission changes while it runs, it cannot
+change its source as submitted. An exercise that says "by hand", "using autograd" or "with a
+hook" is probed with `probing.by_hand`, `probing.autograd_called` or `probing.hooks_registered`
+on a function of the student's (`student.NAME`); those in-process checks are a second signal,
+which an answer can measure or get around (a copy of `torch.autograd.grad` taken before the
+check). Here the rule is read from the probe's source, and the answer's code, with every name of
+the notebook it refers to, is read for what it calls:
+
+- "by hand": the code refers to no part of autograd (`backward`, `torch.autograd`, `torch.func`,
+  a tensor's `.grad`, ...);
+- "using autograd": it refers to one; "with a hook": it registers one.
+
+An answer cell that reaches for the interpreter's or the grader's internals (frames, `gc`,
+`ctypes`, IPython's shell, `grader` beyond `grader.checks`, function internals such as
+`__defaults__`, computed attribute names or assignments on torch) earns nothing for its exercise
+and is flagged for the instructor. What a static reading cannot promise: that an answer which
+calls autograd takes its result from it (a formula beside a throwaway `backward()` that measures
+how the grader scales gradients still refers to autograd).
+"""
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
+
+BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
+HOOKS = "hooks_registered"
+
+AUTOGRAD_ATTRIBUTES = {"backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp"}
+AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
+GRAD_MODES = {"enable_grad", "set_grad_enabled"}
+HOOK_ATTRIBUTES = {"register_hook", "register_full_backward_hook", "register_backward_hook"}
+
+INTERNAL_MODULES = {
+    "gc", "inspect", "ctypes", "_ctypes", "cffi", "builtins", "importlib", "dis", "marshal",
+    "code", "codeop", "IPython", "ipykernel", "pyseccomp", "faulthandler", "tracemalloc",
+}  # fmt: skip
+INTERNAL_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
+INTERNAL_ATTRIBUTES = {
+    # functions, classes and modules from the inside
+    "__globals__", "__code__", "__defaults__", "__kwdefaults__", "__closure__", "__builtins__",
+    "__dict__", "__subclasses__", "__bases__", "__mro__", "__getattribute__", "__self__",
+    "__func__", "__wrapped__", "__traceback__", "__loader__", "__spec__",
+    # frames and code objects
+    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next",
+    "gi_frame", "cr_frame", "ag_frame", "co_consts", "co_code", "co_names",
+    # the interpreter's and torch's own machinery
+    "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "meta_path",
+    "path_hooks", "_C", "_execution_engine", "attrgetter", "methodcaller",
+}  # fmt: skip
+SYS_ATTRIBUTES = {"modules", "path", "stdout", "stderr", "displayhook", "excepthook"}
+NAME_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
+MAGIC_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}  # what %magics become
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A test's rule on how the student's function `function` works its answer out."""
+
+    test: str
+    function: str
+    how: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the source says: why a test earns nothing (by grade id), and what the instructor
+    should look at (answer cell -> why)."""
+
+    problems: dict[str, str]
+    flags: dict[str, str]
+
+
+def rules(probes_source: str, nb) -> tuple[Rule, ...]:
+    """The "how" rules of a lesson. A probe's `by_hand(student.f, …)` runs f with autograd
+    forbidden, and its `hooks_registered(student.f, …)` counts f's hooks; a test cell's
+    `call_with_autograd(f, …)` (the wording's "using autograd") requires autograd."""
+    found = []
+    for probe in ast.parse(probes_source).body:
+        if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
+            for call in _calls(probe, {"by_hand", "autograd_called"}):
+                hooked = _name(call.args[0]) == HOOKS if call.args else False
+                function = _student_function(call.args[1:] if hooked else call.args)
+                if function and hooked:
+                    found.append(Rule(probe.name, function, WITH_A_HOOK))
+                elif function and _name(call.func) == "by_hand":
+                    found.append(Rule(probe.name, function, BY_HAND))
+    for index, test in autograded_tests(nb).items():
+        tree = _parse(nb.cells[index].source, TransformerManager())
+        for call in _calls(tree, {"call_with_autograd"}) if tree else []:
+            if call.args and _name(call.args[0]):
+                found.append(Rule(test, _name(call.args[0]), USING_AUTOGRAD))
+    return tuple(dict.fromkeys(found))
+
+
+def _calls(tree: ast.AST, names: set[str]) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in names]
+
+
+def _name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _student_function(args: list) -> str | None:
+    """f, for a first argument `student.f`."""
+    first = args[0] if args else None
+    is_student = isinstance(first, ast.Attribute) and _name(first.value) == "student"
+    return first.attr if is_student else None
+
+
+def read(nb, rules_: tuple[Rule, ...]) -> Reading:
+    """Read the notebook's answers (the student's) with its lesson code (the instructor's)."""
+    transformer = TransformerManager()
+    trees = {
+        index: _parse(cell.source, transformer) if cell.cell_type == "code" else None
+        for index, cell in enumerate(nb.cells)
+    }
+    code = [i for i, c in enumerate(nb.cells) if (is_answer(c) or is_lesson_code(c))]
+    bindings = _bindings([trees[i] for i in code if trees[i]])
+    torch_names = _torch_names(bindings)
+    problems, flags = {}, {}
+    exercise: list[int] = []  # the answer cells since the last test cell
+    tests = autograded_tests(nb)
+    for index, cell in enumerate(nb.cells):
+        if is_answer(cell) and trees[index]:
+            exercise.append(index)
+            reaches = _reaches_internals(trees[index], torch_names)
+            if reaches:
+                flags[grade_id(cell) or f"cell {index}"] = reaches
+        if index in tests:
+            reached = [flags[k] for i in exercise if (k := grade_id(nb.cells[i])) in flags]
+            if reached:
+                problems[tests[index]] = (
+                    f"this answer {reached[0]}, which no answer needs: it earns nothing here, "
+                    "and your instructor will look at it"
+                )
+            exercise = []
+    for rule in rules_:
+        if rule.test in problems or rule.function not in bindings:
+            continue
+        problem = _breaks(rule, _closure(rule.function, bindings))
+        if problem:
+            problems[rule.test] = problem
+    return Reading(problems, flags)
+
+
+def _parse(source: str, transformer: TransformerManager) -> ast.Module | None:
+    """The cell as Python (IPython's %magics and !commands turned into calls), or None."""
+    try:
+        return ast.parse(transformer.transform_cell(source))
+    except (SyntaxError, ValueError):
+        return None  # the cell fails when it runs; there is nothing to read
+
+
+def _bindings(trees: list[ast.Module]) -> dict[str, list[ast.AST]]:
+    """Every statement that binds a name at the top of a cell, by name."""
+    bound: dict[str, list[ast.AST]] = {}
+    for tree in trees:
+        for statement in tree.body:
+            for name in _bound_names(statement):
+                bound.setdefault(name, []).append(statement)
+    return bound
+
+
+def _bound_names(statement: ast.AST) -> set[str]:
+    """The names a top-level statement binds (not those its functions or classes bind inside)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {statement.name}
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    bound, pending = set(), [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif not isinstance(node, ast.Lambda | ast.comprehension):
+            pending += ast.iter_child_nodes(node)
+    return bound
+
+
+def _closure(name: str, bindings: dict[str, list[ast.AST]]) -> list[ast.AST]:
+    """The statements that bind `name`, and those of every notebook-level name they use."""
+    seen, pending, statements = set(), [name], []
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for statement in bindings.get(current, []):
+            statements.append(statement)
+            pending += sorted(_free_names(statement) - seen)
+    return statements
+
+
+def _free_names(statement: ast.AST) -> set[str]:
+    """The names a statement loads that none of its functions binds for itself."""
+    local = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.arg):
+            local.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            local.add(node.id)
+    if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        local -= _bound_names(statement)  # the statement's own target is what it binds
+    loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+    return loaded - local
+
+
+def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
+    """Why the code breaks the rule, or None."""
+    uses = sorted(_autograd_uses(statements))
+    if rule.how == BY_HAND and uses:
+        return (
+            f"the exercise asks for this by hand, but the code uses autograd ({uses[0]}): "
+            "write out the formula you derived"
+        )
+    if rule.how == USING_AUTOGRAD and not uses:
+        return (
+            "the exercise asks for this using autograd, but the code never calls it: "
+            "get the result from backward() or torch.autograd.grad"
+        )
+    if rule.how == WITH_A_HOOK and not _attribute_names(statements) & HOOK_ATTRIBUTES:
+        return "the exercise asks for a hook, but the code registers none: use register_hook"
+    return None
+
+
+def _nodes(statements: list[ast.AST]) -> Iterator[ast.AST]:
+    for statement in statements:
+        yield from ast.walk(statement)
+
+
+def _attribute_names(statements: list[ast.AST]) -> set[str]:
+    return {n.attr for n in _nodes(statements) if isinstance(n, ast.Attribute)}
+
+
+def _autograd_uses(statements: list[ast.AST]) -> set[str]:
+    """How the code refers to autograd: attributes, names and imports."""
+    uses = {f".{a}" for a in _attribute_names(statements) & (AUTOGRAD_ATTRIBUTES | GRAD_MODES)}
+    for node in _nodes(statements):
+        if isinstance(node, ast.Name) and node.id in {"autograd", "functorch"} | GRAD_MODES:
+            uses.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr == "func" and _root(node) == "torch":
+            uses.add("torch.func")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                modules = [f"{node.module}.{a.name}" for a in node.names]
+            uses.update(m for m in modules if m.startswith(AUTOGRAD_MODULES))
+    return uses
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _torch_names(bindings: dict[str, list[ast.AST]]) -> set[str]:
+    """The notebook's names for torch or a part of it (`import torch as t`, `t = torch.nn`)."""
+    names = {"torch"}
+    for name, statements in bindings.items():
+        for statement in statements:
+            if isinstance(statement, ast.Import | ast.ImportFrom):
+                module = getattr(statement, "module", None) or ""
+                imported = [module] + [a.name for a in statement.names]
+                if any(m.split(".")[0] == "torch" for m in imported):
+                    names.add(name)
+            elif isinstance(statement, ast.Assign) and _is_torch_path(statement.value):
+                names.add(name)
+    return names
+
+
+def _is_torch_path(node: ast.AST) -> bool:
+    """`torch` or `torch.a.b`: a name for torch itself or one of its parts, not a value."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "torch"
+
+
+def _reaches_internals(tree: ast.Module, torch_names: set[str]) -> str | None:
+    """How the cell reaches for the interpreter's or the grader's internals, or None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names]
+            modules = names if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.module == "grader":
+                modules = [f"grader.{name}" for name in names]
+            for module in modules:
+                top = module.split(".")[0]
+                if top in INTERNAL_MODULES:
+                    return f"imports {module}"
+                if top == "grader" and module != "grader.checks":
+                    return f"imports {module}"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name in INTERNAL_CALLS:
+                return f"calls {name}()"
+            if name in NAME_BUILTINS and _computed_on_torch(node, torch_names):
+                return f"calls {name}() with a computed name on torch"
+            if name == "get_ipython" and not _runs_a_magic(tree, node):
+                return "uses the notebook's shell (get_ipython())"
+        elif isinstance(node, ast.Attribute) and node.attr in INTERNAL_ATTRIBUTES:
+            return f"uses .{node.attr}"
+        elif isinstance(node, ast.Attribute) and node.attr in SYS_ATTRIBUTES:
+            if _root(node) == "sys":
+                return f"uses sys.{node.attr}"
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            changed = [
+                t for t in targets if isinstance(t, ast.Attribute) and _root(t) in torch_names
+            ]
+            if changed:
+                return "changes torch itself (assigns to one of its attributes)"
+    return None
+
+
+def _computed_on_torch(call: ast.Call, torch_names: set[str]) -> bool:
+    """getattr(torch…, name) with the name not written out, or setattr/delattr on torch."""
+    if len(call.args) < 2 or _root(call.args[0]) not in torch_names:
+        return False
+    return call.func.id != "getattr" or not isinstance(call.args[1], ast.Constant)
+
+
+def _runs_a_magic(tree: ast.Module, call: ast.Call) -> bool:
+    """Whether this get_ipython() is one IPython wrote for a %magic or !command."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.value is call:
+            return node.attr in MAGIC_METHODS
+    return False

@@ -1,0 +1,149 @@
+"""How an answer was worked out is read from its source outside the submission's process: answers
+that get around a "by hand", "using autograd" or "with a hook" rule, or reach for the grader's or
+the interpreter's internals, earn nothing for their exercise and are flagged; no correct answer
+in any style of the corpus is."""
+
+import copy
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from grader.cells import grade_id
+from grader.course import lessons, solution_notebook
+from grader.judging import how
+from grader.judging.reference import probes_file
+
+ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
+L3, L5, L7 = (
+    "03_backward_and_scalar_outputs",
+    "05_gradients_at_work",
+    "07_stopping_and_shaping_gradients",
+)
+
+
+def _read(lesson: str, answers: dict[str, str]) -> how.Reading:
+    """The reading of the lesson's solution with some answer cells replaced."""
+    nb = copy.deepcopy(nbformat.read(solution_notebook(lesson), as_version=4))
+    for cell in nb.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    return how.read(nb, how.rules(probes_file(lesson).read_text(), nb))
+
+
+def test_every_lesson_has_rules_read_from_its_probes_and_tests():
+    """By hand from the probes' by_hand, using autograd from the test cells' call_with_autograd,
+    a hook from hooks_registered: as many as the lessons' wording asks for."""
+    found = {}
+    for lesson in lessons():
+        nb = nbformat.read(solution_notebook(lesson), as_version=4)
+        for rule in how.rules(probes_file(lesson).read_text(), nb):
+            found.setdefault(rule.how, set()).add((lesson, rule.function))
+    assert (L3, "dz_dx") in found[how.BY_HAND] and (L5, "central_difference") in found[how.BY_HAND]
+    assert (L3, "error_grad") in found[how.USING_AUTOGRAD]
+    assert found[how.WITH_A_HOOK] == {(L7, "clipped_gradient")}
+    assert len(found[how.BY_HAND]) >= 8 and len(found[how.USING_AUTOGRAD]) >= 12
+
+
+def test_no_solution_or_alternative_answer_is_flagged(lesson):
+    """The solution and every correct answer written in another style keep their marks."""
+    assert _read(lesson, {}) == how.Reading({}, {})
+    for answer in yaml.safe_load((ALTERNATIVES / f"{lesson}.yml").read_text()) or []:
+        assert _read(lesson, {answer["cell"]: answer["answer"]}) == how.Reading({}, {}), answer
+
+
+BY_HAND_AROUND = {
+    "a copy of torch.autograd.grad taken in another cell": (
+        "_g = torch.autograd.grad\n",
+        "def dz_dx(x):\n    with torch.enable_grad():\n"
+        "        t = torch.tensor(x, requires_grad=True)\n"
+        "        return _g(3 * (2 * t + 3) ** 2, t)[0]\n",
+    ),
+    "grad imported under another name": (
+        "from torch.autograd import grad as slope\n",
+        "def dz_dx(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
+        "    return slope(3 * (2 * t + 3) ** 2, t)[0]\n",
+    ),
+    "backward through a helper of its own": (
+        "def _helper(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
+        "    (3 * (2 * t + 3) ** 2).backward()\n    return t.grad\n",
+        "def dz_dx(x):\n    return _helper(x)\n",
+    ),
+    "torch.func": (
+        "import torch.func as F\n",
+        "def dz_dx(x):\n    return F.grad(lambda t: t)(x)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BY_HAND_AROUND))
+def test_a_by_hand_answer_that_reaches_autograd_earns_nothing(case):
+    """Autograd reached from the answer, however it is named or wherever it is bound, breaks
+    "by hand" (lesson 3's dz_dx, with the extra code in another answer cell)."""
+    before, answer = BY_HAND_AROUND[case]
+    reading = _read(L3, {"mean_grad": before + _solution_source(L3, "mean_grad"), "dz_dx": answer})
+    assert "by hand" in reading.problems.get("test_dz_dx", ""), reading
+
+
+def _solution_source(lesson: str, cell: str) -> str:
+    nb = nbformat.read(solution_notebook(lesson), as_version=4)
+    return next(c.source for c in nb.cells if grade_id(c) == cell)
+
+
+def test_a_using_autograd_answer_with_no_autograd_and_a_hook_answer_with_no_hook_earn_nothing():
+    """A formula where the exercise asks for autograd, a clamp where it asks for a hook."""
+    formula = "def gradient_descent(f, x0, lr, steps):\n    return x0\n"
+    assert "using autograd" in _read(L5, {"gradient_descent": formula}).problems.get(
+        "test_gradient_descent", ""
+    )
+    clamped = (
+        "def clipped_gradient(x, limit):\n    h = torch.sin(x)\n    loss = h.clamp(-limit, limit)"
+        ".sum()\n    loss.backward()\n    return loss\n"
+    )
+    assert "hook" in _read(L7, {"clipped_gradient": clamped}).problems["test_clipped_gradient"]
+
+
+INTERNALS = {
+    "gc": "import gc\n",
+    "frames": "import sys\n_frame = sys._getframe(1)\n",
+    "sys.modules": "import sys\n_autograd = sys.modules['torch.autograd']\n",
+    "the probe's counter reset": "def _reset(f):\n    f.__defaults__ = (None, [])\n",
+    "a computed name on torch": "_g = getattr(torch, 'auto' + 'grad')\n",
+    "a computed name on torch.autograd": "_g = getattr(torch.autograd, _name)\n",
+    "a computed name on an alias of torch": "_t = torch\n_g = getattr(_t, _name)\n",
+    "a computed name on torch imported as t": "import torch as t\n_g = getattr(t, _name)\n",
+    "eval": "eval('1')\n",
+    "__import__": "_m = __import__('torch')\n",
+    "importlib": "from importlib import import_module\n",
+    "ctypes": "import ctypes\n",
+    "the notebook's shell": "_ns = get_ipython().user_ns\n",
+    "the grader's own code": "from grader import probing\n",
+    "the grader's internals": "import grader.judging.verdict\n",
+    "torch changed": "torch.allclose = lambda *a, **k: True\n",
+    "torch's autograd replaced": "setattr(torch.autograd, 'grad', print)\n",
+    "operator.attrgetter": "import operator\n_g = operator.attrgetter('autograd')(torch)\n",
+    "builtins": "import builtins\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTERNALS))
+def test_an_answer_that_reaches_for_internals_earns_nothing_and_is_flagged(case):
+    """The exercise whose answer cell holds it earns nothing, and the cell is flagged."""
+    source = INTERNALS[case] + _solution_source(L3, "dz_dx")
+    reading = _read(L3, {"dz_dx": source})
+    assert "dz_dx" in reading.flags, reading
+    assert "your instructor will look at it" in reading.problems["test_dz_dx"]
+    assert set(reading.problems) == {"test_dz_dx"}  # the other exercises keep their marks
+
+
+def test_magics_and_ordinary_code_are_not_flagged():
+    """%timeit, !commands, a variable named grad, getattr with a written-out name, model.modules()
+    and private torch attributes the lessons teach (_saved_self) are what students write."""
+    answer = (
+        "%timeit 1 + 1\n!echo hi\ngrad = 1.0\n_mod = getattr(torch, 'sin')\n"
+        "_n = len(list(torch.nn.Linear(1, 1).modules()))\n"
+        "_s = (torch.ones(1, requires_grad=True) * torch.ones(1)).grad_fn._saved_self\n"
+        + _solution_source(L3, "dz_dx")
+    )
+    assert _read(L3, {"dz_dx": answer}) == how.Reading({}, {})
