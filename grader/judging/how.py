@@ -122,6 +122,7 @@ def read(nb, rules_: tuple[Rule, ...]) -> Reading:
     }
     code = [i for i, c in enumerate(nb.cells) if (is_answer(c) or is_lesson_code(c))]
     bindings = _bindings([trees[i] for i in code if trees[i]])
+    answers = _bindings([trees[i] for i in code if trees[i] and is_answer(nb.cells[i])])
     torch_names = _torch_names(bindings)
     problems, flags = {}, {}
     exercise: list[int] = []  # the answer cells since the last test cell
@@ -143,7 +144,9 @@ def read(nb, rules_: tuple[Rule, ...]) -> Reading:
     for rule in rules_:
         if rule.test in problems or rule.function not in bindings:
             continue
-        problem = _breaks(rule, _closure(rule.function, bindings))
+        # the student's own definition, where there is one (a lesson cell may show another)
+        own = answers.get(rule.function) or bindings[rule.function]
+        problem = _breaks(rule, _closure(own, bindings))
         if problem:
             problems[rule.test] = problem
     return Reading(problems, flags)
@@ -185,9 +188,10 @@ def _bound_names(statement: ast.AST) -> set[str]:
     return bound
 
 
-def _closure(name: str, bindings: dict[str, list[ast.AST]]) -> list[ast.AST]:
-    """The statements that bind `name`, and those of every notebook-level name they use."""
-    seen, pending, statements = set(), [name], []
+def _closure(start: list[ast.AST], bindings: dict[str, list[ast.AST]]) -> list[ast.AST]:
+    """The statements `start`, and those that bind every notebook-level name they use."""
+    statements, seen = list(start), set()
+    pending = sorted({name for statement in start for name in _free_names(statement)})
     while pending:
         current = pending.pop()
         if current in seen:
@@ -221,14 +225,89 @@ def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
             f"the exercise asks for this by hand, but the code uses autograd ({uses[0]}): "
             "write out the formula you derived"
         )
-    if rule.how == USING_AUTOGRAD and not uses:
+    if rule.how == USING_AUTOGRAD and not _differentiates_its_inputs(statements):
         return (
-            "the exercise asks for this using autograd, but the code never calls it: "
-            "get the result from backward() or torch.autograd.grad"
+            "the exercise asks for this using autograd, but the code never differentiates "
+            "anything computed from its inputs: get the result from backward() or "
+            "torch.autograd.grad on what the function computes"
         )
     if rule.how == WITH_A_HOOK and not _attribute_names(statements) & HOOK_ATTRIBUTES:
         return "the exercise asks for a hook, but the code registers none: use register_hook"
     return None
+
+
+def _differentiates_its_inputs(statements: list[ast.AST]) -> bool:
+    """Whether some function of the code calls autograd on a value computed from its own
+    parameters: a backward() on a throwaway leaf of its own does not count."""
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    functions = [n for n in _nodes(statements) if isinstance(n, kinds)]
+    names = AUTOGRAD_ATTRIBUTES | _autograd_aliases(statements)
+    for function in functions:
+        tainted = {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
+        for _ in range(3):  # values computed from values computed from the inputs
+            for node in ast.walk(function):
+                targets, value = _assignment(node)
+                if value is not None and _mentions(value, tainted):
+                    tainted |= {
+                        n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+                    }
+        for call in ast.walk(function):
+            if isinstance(call, ast.Call) and any(
+                _mentions(operand, tainted) for operand in _autograd_operands(call, names)
+            ):
+                return True
+    return False
+
+
+def _assignment(node: ast.AST) -> tuple[list, ast.AST | None]:
+    """(targets, value) of a statement that binds names from a value; else ([], None)."""
+    if isinstance(node, ast.Assign):
+        return node.targets, node.value
+    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
+        return [node.target], node.value
+    if isinstance(node, ast.For | ast.comprehension):
+        return [node.target], node.iter
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars], node.context_expr
+    return [], None
+
+
+def _mentions(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _autograd_aliases(statements: list[ast.AST]) -> set[str]:
+    """Names the code gives autograd's functions: `from torch.autograd import grad as g`,
+    `g = torch.autograd.grad`."""
+    aliases = set()
+    for node in _nodes(statements):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(AUTOGRAD_MODULES):
+            aliases |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Assign) and _called_name(node.value) in AUTOGRAD_ATTRIBUTES:
+            aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return aliases
+
+
+def _autograd_operands(call: ast.Call, names: set[str]) -> list[ast.AST]:
+    """What an autograd call differentiates: the tensor before `.backward`, the arguments of
+    `torch.autograd.grad`, `torch.func.grad(f)(x)` and the like; nothing for another call."""
+    func = call.func
+    inner = func if isinstance(func, ast.Call) else None  # torch.func.grad(f)(x)
+    named = _called_name(inner.func if inner else func)
+    if named not in names:
+        return []
+    operands = [*call.args, *(kw.value for kw in call.keywords)]
+    if inner is not None:
+        operands += inner.args
+    if named == "backward" and isinstance(func, ast.Attribute):
+        operands.append(func.value)
+    return operands
+
+
+def _called_name(func: ast.AST) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _nodes(statements: list[ast.AST]) -> Iterator[ast.AST]:

@@ -147,3 +147,25 @@ def test_magics_and_ordinary_code_are_not_flagged():
         + _solution_source(L3, "dz_dx")
     )
     assert _read(L3, {"dz_dx": answer}) == how.Reading({}, {})
+
+
+def test_autograd_on_a_throwaway_leaf_does_not_count_as_using_autograd():
+    """A formula times what one backward() on a leaf of its own measures (the grader's gradient
+    scale) earns nothing; autograd on what the function computes from its inputs, however it is
+    named or written (a lambda, grad imported under another name), does."""
+    throwaway = (
+        "def error_grad(w, xs, ts):\n    leaf = torch.ones((), requires_grad=True)\n"
+        "    leaf.backward()\n    return leaf.grad * 2 * ((w * xs - ts) * xs).sum()\n"
+    )
+    problems = _read(L3, {"nonscalar_error": throwaway}).problems
+    assert "never differentiates" in problems["test_nonscalar_error"]
+    for answer in (
+        "from torch.autograd import grad as slope\n"
+        "_leaf = lambda w: torch.tensor(float(w), requires_grad=True)\n"
+        "error_grad = lambda w, xs, ts, v=None: slope(\n"
+        "    ((v := _leaf(w)) * xs - ts).pow(2).sum(), v)[0]\n",
+        "from torch.autograd import grad as slope\n\n\ndef error_grad(w, xs, ts):\n"
+        "    w = torch.tensor(float(w), requires_grad=True)\n"
+        "    (g,) = slope(((w * xs - ts) ** 2).sum(), w)\n    return g\n",
+    ):
+        assert "test_nonscalar_error" not in _read(L3, {"nonscalar_error": answer}).problems, answer
