@@ -7,16 +7,30 @@ other. They must be graded as if alone.
 
 import os
 import time
+from pathlib import Path
 
+import nbformat
 import pytest
-from integrity_tools import FULL_MARKS, LESSON, autograded, new_course, solution_with, submit
+import yaml
+from integrity_tools import (
+    FULL_MARKS,
+    LESSON,
+    answered,
+    autograded,
+    new_course,
+    solution_with,
+    submit,
+)
 
+from grader.cells import grade_id
+from grader.course import solution_notebook
 from grader.grading.lesson import GradingSession, autograde
 from grader.sandbox.isolation import Limits, detect_protections
 
 pytestmark = pytest.mark.integration
 
 LIMITS = Limits(cell_seconds=20, notebook_seconds=60)
+CORPUS = Path(__file__).parent.parent / "integrity" / "attacks.yml"
 HOSTILE = """
 import os, signal, socket, time
 _me = os.getuid()
@@ -150,3 +164,60 @@ def test_a_sandbox_broken_between_two_submissions_does_not_fail_the_second():
         assert sandbox.own is not None and sandbox.own is not first
     finally:
         sandbox.stop()
+
+
+KNOWLEDGE_ATTACKS = [  # from the corpus: they look for the grader's knowledge in their process
+    "hidden_tests_anywhere_in_the_process",
+    "print_hidden_tests_and_probes",
+    "persistent_keyring_note",
+]
+LESSON_3 = "03_backward_and_scalar_outputs"
+HOW_ATTACKS = {  # answer cell -> an answer that gets around how the exercise says to work
+    "dz_dx": "_g = torch.autograd.grad\n\n\ndef dz_dx(x):\n    with torch.enable_grad():\n"
+    "        t = torch.tensor(float(x), requires_grad=True)\n"
+    "        return _g(3 * (2 * t + 3) ** 2, t)[0]\n",
+    "nonscalar_error": "def error_grad(w, xs, ts):\n"
+    "    leaf = torch.ones((), requires_grad=True)\n    leaf.backward()\n"
+    "    return leaf.grad * 2 * ((w * xs - ts) * xs).sum()\n",
+    "mean_grad": "import gc\n\n\ndef mean_grad(x):\n    return 6 * (x + 2) / x.numel()\n",
+}
+
+
+def _lesson_3_with(cell: str, answer: str) -> bytes:
+    nb = nbformat.read(solution_notebook(LESSON_3), as_version=4)
+    next(c for c in nb.cells if grade_id(c) == cell).source = answer
+    return nbformat.writes(nb).encode()
+
+
+def test_attacks_on_the_graders_knowledge_earn_nothing_with_two_grading_processes(tmp_path):
+    """The corpus's attacks on hidden tests and kernel keys (lesson 1), and answers that get
+    around "by hand" or "using autograd" or reach for internals (lesson 3), graded by two
+    grading processes at once between honest submissions: each earns nothing for its exercise,
+    and every honest neighbour keeps full marks."""
+    course = new_course(tmp_path / "course", honest=None)
+    attacks = {a["name"]: a["code"] for a in yaml.safe_load(CORPUS.read_text())}
+    honest_1, honest_3 = solution_notebook(LESSON).read_bytes(), solution_notebook(LESSON_3)
+    for number, name in enumerate(KNOWLEDGE_ATTACKS):  # in grading order: honest, attack, …
+        submit(course, f"s{2 * number}_honest", honest_1)
+        submit(course, f"s{2 * number + 1}_{name}", answered(attacks[name]))
+    for number, (cell, answer) in enumerate(HOW_ATTACKS.items()):
+        pair = (
+            (f"s{2 * number}_honest", honest_3.read_bytes()),
+            (f"s{2 * number + 1}_{cell}", None),
+        )
+        for student, data in pair:
+            folder = course.root / "submitted" / student / LESSON_3
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{LESSON_3}.ipynb").write_bytes(data or _lesson_3_with(cell, answer))
+    with GradingSession(LIMITS, jobs=2) as session:
+        results = autograde(course, [LESSON, LESSON_3], session=session)
+    scores = {(r.lesson, r.student): r.score for r in results}
+    full_3 = max(score for (lesson, _), score in scores.items() if lesson == LESSON_3)
+    for (lesson, student), score in scores.items():
+        if student.endswith("_honest"):
+            assert score == (FULL_MARKS if lesson == LESSON else full_3), (lesson, student)
+        elif lesson == LESSON:
+            assert score == 0, student
+        else:
+            assert score == full_3 - 2, student  # the exercise attacked earns nothing
+    assert scores[(LESSON_3, "s0_honest")] == full_3 > 2
