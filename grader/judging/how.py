@@ -21,6 +21,7 @@ how the grader scales gradients still refers to autograd).
 """
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -80,6 +81,12 @@ def rules(probes_source: str, nb) -> tuple[Rule, ...]:
     """The "how" rules of a lesson. A probe's `by_hand(student.f, …)` runs f with autograd
     forbidden, and its `hooks_registered(student.f, …)` counts f's hooks; a test cell's
     `call_with_autograd(f, …)` (the wording's "using autograd") requires autograd."""
+    tests = tuple((test, nb.cells[index].source) for index, test in autograded_tests(nb).items())
+    return _rules(probes_source, tests)
+
+
+@functools.lru_cache(maxsize=64)  # the same for every submission of a lesson
+def _rules(probes_source: str, tests: tuple[tuple[str, str], ...]) -> tuple[Rule, ...]:
     found = []
     for probe in ast.parse(probes_source).body:
         if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
@@ -90,8 +97,8 @@ def rules(probes_source: str, nb) -> tuple[Rule, ...]:
                     found.append(Rule(probe.name, function, WITH_A_HOOK))
                 elif function and _name(call.func) == "by_hand":
                     found.append(Rule(probe.name, function, BY_HAND))
-    for index, test in autograded_tests(nb).items():
-        tree = _parse(nb.cells[index].source, TransformerManager())
+    for test, source in tests:
+        tree = _parse(source)
         for call in _calls(tree, {"call_with_autograd"}) if tree else []:
             if call.args and _name(call.args[0]):
                 found.append(Rule(test, _name(call.args[0]), USING_AUTOGRAD))
@@ -115,12 +122,9 @@ def _student_function(args: list) -> str | None:
 
 def read(nb, rules_: tuple[Rule, ...]) -> Reading:
     """Read the notebook's answers (the student's) with its lesson code (the instructor's)."""
-    transformer = TransformerManager()
-    trees = {
-        index: _parse(cell.source, transformer) if cell.cell_type == "code" else None
-        for index, cell in enumerate(nb.cells)
-    }
     code = [i for i, c in enumerate(nb.cells) if (is_answer(c) or is_lesson_code(c))]
+    trees = dict.fromkeys(range(len(nb.cells)))
+    trees.update({i: _parse(nb.cells[i].source) for i in code if nb.cells[i].cell_type == "code"})
     bindings = _bindings([trees[i] for i in code if trees[i]])
     answers = _bindings([trees[i] for i in code if trees[i] and is_answer(nb.cells[i])])
     torch_names = _torch_names(bindings)
@@ -152,10 +156,16 @@ def read(nb, rules_: tuple[Rule, ...]) -> Reading:
     return Reading(problems, flags)
 
 
-def _parse(source: str, transformer: TransformerManager) -> ast.Module | None:
-    """The cell as Python (IPython's %magics and !commands turned into calls), or None."""
+@functools.lru_cache(maxsize=4096)  # lesson cells are the same in every submission
+def _parse(source: str) -> ast.Module | None:
+    """The cell as Python (IPython's %magics and !commands turned into calls, when it has them),
+    or None. The tree is shared: nothing here changes it."""
     try:
-        return ast.parse(transformer.transform_cell(source))
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        pass
+    try:
+        return ast.parse(TransformerManager().transform_cell(source))
     except (SyntaxError, ValueError):
         return None  # the cell fails when it runs; there is nothing to read
 
