@@ -63,6 +63,17 @@ def watch_hooks():
 
 
 @contextlib.contextmanager
+def gradients_reaching(leaf: torch.Tensor):
+    """Yield the list of gradients that reach `leaf` inside the block, one per autograd call."""
+    reached: list[torch.Tensor] = []
+    handle = _REGISTER_HOOK(leaf, lambda grad: reached.append(grad.detach().clone()))
+    try:
+        yield reached
+    finally:
+        handle.remove()
+
+
+@contextlib.contextmanager
 def scaled_gradients(scale: float = SCALE):
     """Make every gradient autograd computes inside the block `scale` times too large.
 

@@ -16,7 +16,7 @@ import warnings
 import numpy
 import torch
 
-from grader.autograd_use import scaled_gradients, watch_autograd, watch_hooks
+from grader.autograd_use import gradients_reaching, scaled_gradients, watch_autograd, watch_hooks
 from grader.random_graphs import RandomGraph, random_graph
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
@@ -135,6 +135,16 @@ def hooks_registered(fn, *args) -> tuple:
     with watch_hooks() as hooked:
         result = fn(*args)
     return result, len(hooked)
+
+
+def shares_of_gradients(fn, leaf, *args) -> list:
+    """`fn(leaf, *args)`, keeping each gradient that reaches `leaf` (one per autograd call that
+    reaches it, through backward() or torch.autograd.grad alike), as a share of their sum: what
+    each call contributed, whatever common factor an answer scales them by."""
+    with gradients_reaching(leaf) as reached:
+        fn(leaf, *args)
+    total = torch.linalg.vector_norm(sum(reached)) if reached else 0
+    return [gradient / total for gradient in reached] if total else reached
 
 
 def raised_messages(*actions) -> set[str]:

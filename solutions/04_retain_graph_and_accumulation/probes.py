@@ -1,7 +1,7 @@
 """Lesson 4 (retain_graph and accumulation): what the grader observes of each answer."""
 
 from grader.autograd_use import watch_autograd
-from grader.probing import autograd_called, by_hand, number
+from grader.probing import autograd_called, by_hand, number, shares_of_gradients
 
 
 def test_batch_gradients(student, observe, draw):
@@ -22,10 +22,15 @@ def test_accumulated_gradient(student, observe, draw):
     x, y = draw.tensor(k * m, 3), draw.tensor(k * m)
     w.grad = draw.tensor(3)
     with watch_autograd() as calls:
-        _, used = autograd_called(student.accumulated_gradient, w, x, y, k)
+        shares, used = autograd_called(
+            shares_of_gradients, student.accumulated_gradient, w, x, y, k
+        )
     observe("accumulated_gradient called autograd", used)
     observe("the number of autograd calls", len(calls))
     observe("w.grad afterwards", w.grad)
+    # One backward over the whole batch, padded with calls that add nothing, gives the right
+    # count and w.grad: each micro-batch's own gradient must reach w, in turn.
+    observe("each gradient that reached w, as a share of their sum", shares)
 
 
 def test_twice_error(student, observe, draw):
