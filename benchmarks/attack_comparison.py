@@ -21,7 +21,7 @@ from integrity_tools import LESSON, answered, attack_values, fill, new_course, s
 
 from grader.grading.lesson import autograde  # noqa: E402
 from grader.judging.reference import ReferenceServer  # noqa: E402
-from grader.sandbox.isolation import Limits  # noqa: E402
+from grader.sandbox.outside.isolation import Limits  # noqa: E402
 
 # Stock nbgrader has no sandbox: only these attacks are safe to grade with it on this machine.
 SAFE_FOR_STOCK = {"read_the_solutions", "read_the_gradebook", "write_outside", "network"}

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.course import lessons  # noqa: E402
 from grader.judging.reference import ReferenceServer  # noqa: E402
-from grader.sandbox.client import Sandbox, SandboxProcess  # noqa: E402
-from grader.sandbox.isolation import Limits  # noqa: E402
+from grader.sandbox.outside.client import Sandbox, SandboxProcess  # noqa: E402
+from grader.sandbox.outside.isolation import Limits  # noqa: E402
 
 CELLS = [(0, "x = 1 + 1")]
 

@@ -48,7 +48,7 @@ def _collect(args) -> int:
 def _autograde(args) -> int:
     from grader.commands.score_table import score_table
     from grader.grading.lesson import autograde
-    from grader.sandbox.isolation import Limits
+    from grader.sandbox.outside.isolation import Limits
 
     if args.all == bool(args.lessons):
         raise CourseError("name the lessons to grade, or give --all")
@@ -60,7 +60,7 @@ def _autograde(args) -> int:
         memory_bytes=int(args.memory_gib * 1024**3),
     )
     if args.engine == "fast":
-        from grader.sandbox.isolation import detect_protections
+        from grader.sandbox.outside.isolation import detect_protections
 
         print(detect_protections()[0].describe(), file=sys.stderr)
     results = autograde(
@@ -109,7 +109,7 @@ def _report(args) -> int:
 def _demo(args) -> int:
     from grader.commands.demo import run_demo
     from grader.commands.score_table import score_table
-    from grader.sandbox.isolation import detect_protections
+    from grader.sandbox.outside.isolation import detect_protections
 
     print(detect_protections()[0].describe(), file=sys.stderr)
     results = run_demo(args.out, progress=True)

@@ -113,7 +113,7 @@ def main() -> None:
     matplotlib.use("module://matplotlib_inline.backend_inline")
     torch.set_num_threads(1)  # a fork inherits no thread pool it cannot use
     from grader.probing import load_probes
-    from grader.sandbox.cell_runner import CellRunner
+    from grader.sandbox.inside.cell_runner import CellRunner
 
     sources, places = _code_cells(request["notebook"])
     probes = load_probes(Path(request["probes"]).read_text())

@@ -5,7 +5,7 @@ import pytest
 from grader.course import lessons
 from grader.grading.lesson import GradingSession
 from grader.judging.reference import ReferenceServer
-from grader.sandbox.isolation import Limits
+from grader.sandbox.outside.isolation import Limits
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -7,8 +7,8 @@ import resource
 from forked import in_a_fork
 
 from grader import forking
-from grader.sandbox.client import Sandbox
-from grader.sandbox.isolation import Limits
+from grader.sandbox.outside.client import Sandbox
+from grader.sandbox.outside.isolation import Limits
 
 
 def _faults_of_a_full_collection() -> int:

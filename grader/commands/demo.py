@@ -9,7 +9,7 @@ from grader.commands.init import init_course
 from grader.commands.report import write_report
 from grader.course import EXAMPLE_CLASS, REPO_ROOT, lessons
 from grader.grading.lesson import GradingSession, Result, autograde
-from grader.sandbox.isolation import Limits
+from grader.sandbox.outside.isolation import Limits
 
 DEFAULT_OUT = REPO_ROOT / "build" / "demo"
 

@@ -8,7 +8,7 @@ from nbgrader.api import MissingEntry
 
 from grader.course import Course
 from grader.grading import outcomes
-from grader.grading.outcomes import Outcome
+from grader.outcome import Outcome
 from grader.safe_output.text import csv_safe
 
 NBGRADER_COLUMNS = [

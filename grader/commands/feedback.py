@@ -19,7 +19,7 @@ from traitlets.config import Config
 
 from grader.course import Course
 from grader.grading import outcomes
-from grader.grading.outcomes import Outcome
+from grader.outcome import Outcome
 from grader.safe_output.feedback_steps import use_safe_feedback
 
 CAUSE = re.compile(r"^\s*(?:\w+\.)*(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)

@@ -21,8 +21,8 @@ from grader.course import Course
 from grader.grading import outcomes, submission_check
 from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
-from grader.grading.outcomes import Outcome
-from grader.sandbox.isolation import Limits
+from grader.outcome import Outcome
+from grader.sandbox.outside.isolation import Limits
 from grader.timings import Timings
 
 
@@ -137,7 +137,7 @@ class WarmProcesses:
         if self._started is None:
             from grader.grading.submission import Workers
             from grader.judging.reference import ReferenceServer, Seeds
-            from grader.sandbox.client import Sandbox
+            from grader.sandbox.outside.client import Sandbox
 
             references = self.references or ReferenceServer()
             self._started = Workers(Sandbox(self.limits, self.sandbox), Seeds(references))
@@ -267,7 +267,7 @@ def _deleted(api, task: GradingTask) -> tuple[str, ...]:
     return tuple(submission_check.deleted_tests(folder, task.lesson, graded))
 
 
-def _serve(tasks, reports, limits: Limits, references, sandbox, index: int) -> None:
+def _grading_worker(tasks, reports, limits: Limits, references, sandbox, index: int) -> None:
     """Worker process `index`: grade tasks from the queue with its channels of the shared
     reference server and of the shared sandbox (`sandbox`, None where it is not shared)."""
     for other, channel in enumerate(references.channels):
@@ -340,7 +340,7 @@ class GradingSession:
             shared = self._shared_sandbox()
             for index in range(self.jobs):
                 worker = context.Process(
-                    target=_serve,
+                    target=_grading_worker,
                     args=(*self._queues, self.limits, self.references, shared, index),
                     daemon=True,
                 )
@@ -353,7 +353,7 @@ class GradingSession:
     def _shared_sandbox(self):
         """Start the sandbox template the workers share, where the protections allow it (each
         worker then waits for its channel at first use); None where each needs its own."""
-        from grader.sandbox.client import SandboxProcess
+        from grader.sandbox.outside.client import SandboxProcess
 
         sandbox = SandboxProcess(self.limits, channels=self.jobs)
         if not sandbox.shareable:

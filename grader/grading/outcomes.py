@@ -1,30 +1,11 @@
 """Each submission's outcome (graded, or why not), kept beside nbgrader's gradebook tables."""
 
 from datetime import UTC, datetime
-from enum import StrEnum
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, select
 
 from grader.grading.database import sqlalchemy_engine
-
-
-class Outcome(StrEnum):
-    """How grading a submission ended. Only GRADED ran every cell; the others say why not."""
-
-    GRADED = "graded"
-    MISSING = "missing notebook"
-    MALFORMED = "malformed"
-    TIMED_OUT = "timed out"
-    MEMORY_LIMIT = "memory limit"
-    OUTPUT_LIMIT = "output limit"
-    KERNEL_DIED = "kernel died"
-    NOT_GRADED = "not graded"
-
-    @property
-    def ran(self) -> bool:
-        """Whether the submission's notebook was run (else there is no autograded notebook)."""
-        return self not in (Outcome.MISSING, Outcome.MALFORMED, Outcome.NOT_GRADED)
-
+from grader.outcome import Outcome
 
 _metadata = MetaData()
 OUTCOMES = Table(

@@ -20,12 +20,13 @@ from sqlalchemy import Connection
 from grader.cells import autograded_tests, grade_id, is_test
 from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
-from grader.grading.outcomes import Outcome
+from grader.grading.run_outputs import apply_run, folder_files
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging import how
 from grader.judging.reference import Seeds, probes_file
 from grader.judging.verdict import judge_tests
-from grader.sandbox.client import Sandbox, apply_run, folder_files
+from grader.outcome import Outcome
+from grader.sandbox.outside.client import Sandbox
 from grader.timings import Timings
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from grader.cells import grade_id
-from grader.grading.outcomes import Outcome
+from grader.outcome import Outcome
 
 SIZE_LIMIT = 50 * 1024**2
 MAX_CELLS = 2000  # a lesson has fewer than 100

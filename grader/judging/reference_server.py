@@ -150,7 +150,7 @@ def warm_runner():
     import nbformat  # noqa: F401 -- each lesson process reads its notebook
 
     from grader import checks, probing  # noqa: F401 -- solutions and probes use them
-    from grader.sandbox.cell_runner import CellRunner
+    from grader.sandbox.inside.cell_runner import CellRunner
 
     runner = CellRunner()
     runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
@@ -286,7 +286,7 @@ def _are_seeds(seeds) -> bool:
     )
 
 
-def serve(channels: list[int]) -> None:
+def answer_observe_requests(channels: list[int]) -> None:
     """Answer "observe" requests on every channel until all of them close. A request names a
     lesson and a list of seeds, and may name the lesson to be asked for after it (`then`)."""
     import matplotlib
@@ -324,4 +324,4 @@ def serve(channels: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    serve([int(fd) for fd in sys.argv[1:]])
+    answer_observe_requests([int(fd) for fd in sys.argv[1:]])

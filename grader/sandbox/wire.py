@@ -3,6 +3,7 @@
 Only JSON crosses: nothing the sandbox sends is ever unpickled or executed by the grader. What
 comes from the sandbox is untrusted, so every message is checked for size and nesting depth
 before anyone walks it, and a frame that breaks a rule ends the conversation with a WireError.
+Both sides import it: `inside/` and `outside/` share nothing else.
 """
 
 import json
@@ -13,6 +14,7 @@ from enum import StrEnum
 
 HEADER = struct.Struct(">I")
 MAX_DEPTH = 64
+MAX_OUTPUTS = 1000  # outputs per cell: more is flooding, however small each one is
 
 
 class Kind(StrEnum):

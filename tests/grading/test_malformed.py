@@ -14,7 +14,7 @@ from integrity_tools import FULL_MARKS, LESSON, answered, digests, new_course, s
 
 from grader.course import REPO_ROOT, solution_notebook, student_notebook
 from grader.grading.lesson import GradingSession, autograde
-from grader.sandbox.isolation import Limits
+from grader.sandbox.outside.isolation import Limits
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 

@@ -3,7 +3,7 @@
 import pytest
 
 from grader.grading import outcomes
-from grader.grading.outcomes import Outcome
+from grader.outcome import Outcome
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Pasted into an attack where it says {channel}: the report pipe, found as a student finds it.
 
-A hostile student who has read `grader.sandbox.cell_server` knows that the cell runner reports
-each cell on a pipe whose write end is open in the submission's own process, in frames of a
+A hostile student who has read `grader.sandbox.inside.submission` knows that the cell runner
+reports each cell on a pipe whose write end is open in the submission's own process, in frames of a
 4-byte big-endian length and a JSON object with a "kind" (start, cell, probe, finished), and
 that the request (cells, probes, seed) is still in memory. This finds both and writes frames of
 its own.

@@ -44,8 +44,8 @@ from grader.grading import outcomes
 from grader.grading.database import sqlalchemy_engine
 from grader.grading.lesson import Result, autograde
 from grader.judging.verdict import INTRO, SOURCE_INTRO
-from grader.sandbox.cell_server import UID_COUNT, UID_FIRST
-from grader.sandbox.isolation import Limits
+from grader.sandbox.inside.isolate import UID_COUNT, UID_FIRST
+from grader.sandbox.outside.isolation import Limits
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
@@ -323,10 +323,10 @@ def test_every_autograded_notebook_is_a_valid_notebook(run):
 
 def test_the_sandbox_is_active_here():
     """The attack tests mean something only with the namespaces and the memory cgroup on."""
-    from grader.sandbox.isolation import detect_protections
+    from grader.sandbox.outside.isolation import detect_protections
 
     protections, _ = detect_protections()
-    assert protections.namespaces and protections.unprivileged, protections.describe()
+    assert protections.pid_namespace and protections.own_user, protections.describe()
     assert protections.per_submission and protections.memory_cgroup, protections.describe()
     assert protections.cpu_share, protections.describe()
 

@@ -9,9 +9,10 @@ import sys
 import pytest
 from forked import in_a_fork
 
-from grader.sandbox import cell_runner
-from grader.sandbox.cell_runner import MAX_OUTPUTS, OUTPUT_OVERHEAD, CellRunner
-from grader.sandbox.client import _outputs
+from grader.sandbox.inside import cell_runner
+from grader.sandbox.inside.cell_runner import OUTPUT_OVERHEAD, CellRunner
+from grader.sandbox.outside.reports import well_formed_outputs
+from grader.sandbox.wire import MAX_OUTPUTS
 
 LIMIT = 200  # a small output limit, for the tests of the limit
 
@@ -234,7 +235,7 @@ def test_the_notice_of_a_flooded_cell_survives_the_grading_sides_output_cut(runn
     source = f"from IPython.display import display\nfor i in range({MAX_OUTPUTS + 5}): display(i)"
     outputs, _, _ = runner.run(source)
     assert len(outputs) <= MAX_OUTPUTS, f"{len(outputs)} outputs, over MAX_OUTPUTS"
-    kept = _outputs(outputs)
+    kept = well_formed_outputs(outputs)
     assert kept[-1]["output_type"] == "stream" and "output cut by the grader" in kept[-1]["text"]
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from grader.sandbox import cgroups
+from grader.sandbox.outside import cgroups
 
 
 @pytest.fixture

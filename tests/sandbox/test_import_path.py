@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from grader.sandbox.client import Sandbox, SandboxProcess
-from grader.sandbox.isolation import Limits
+from grader.sandbox.outside.client import Sandbox, SandboxProcess
+from grader.sandbox.outside.isolation import Limits
 
 pytestmark = pytest.mark.integration
 

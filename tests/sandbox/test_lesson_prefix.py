@@ -6,7 +6,7 @@ import pytest
 from integrity_tools import LESSON, autograded, new_course, solution_with, submit
 
 from grader.cells import is_answer, is_lesson_code, is_test
-from grader.course import solution_notebook
+from grader.course import solution_notebook, student_notebook
 from grader.grading.lesson import grade_submissions
 
 pytestmark = pytest.mark.integration
@@ -96,7 +96,7 @@ def test_a_submission_holds_no_socket_of_the_servers(tmp_path, grading_session):
 def test_lesson_servers_are_kept_by_last_use_and_a_prepared_one_goes_first():
     """The template keeps `keep` lesson servers: joining one makes it the last to go; one
     started ahead of need goes first until joined; with room for one, the one in use stays."""
-    from grader.sandbox.cell_server import LessonServers
+    from grader.sandbox.inside.cell_server import LessonServers
 
     started, closed = [], []
 
@@ -128,8 +128,8 @@ def test_a_lesson_prepared_ahead_is_joined_with_its_outputs(tmp_path):
     """A run that names the next lesson has its first cells run meanwhile; the next lesson's
     submission then starts from them, with their outputs."""
     from grader.course import lessons, released_lesson_code
-    from grader.sandbox.client import Sandbox
-    from grader.sandbox.isolation import Limits
+    from grader.sandbox.outside.client import Sandbox
+    from grader.sandbox.outside.isolation import Limits
 
     first, second = lessons()[:2]
     _, prefixes = released_lesson_code()
@@ -168,18 +168,21 @@ def _digest(source: str) -> str:
 
 
 def test_a_submission_finds_every_test_cell_worked_out_and_no_solution(tmp_path, grading_session):
-    """The template works out the test cells' transforms (hidden tests included) once for every
-    fork: a submission's first answer finds each test cell it is about to run remembered, and
-    none of the solution's answers."""
+    """The template works out the released test cells' transforms once for every fork: a
+    submission's first answer finds each test cell it is about to run remembered (as released:
+    no hidden test), and none of the solution's answers."""
     course = new_course(tmp_path / "course", honest=None)
     submit(course, "looks", solution_with(LISTS_REMEMBERED))
     (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
     assert report.outcome == "graded"
     printed = _printed(course, "looks")
     remembered = set(printed.split("remembered:")[1].split("\n")[0].split())
-    tests = [c for c in _code_cells(autograded(course, "looks")) if is_test(c)]
-    assert tests and any("HIDDEN TESTS" in c.source for c in tests)
+    released = nbformat.read(student_notebook(LESSON), as_version=4)
+    tests = [c for c in _code_cells(released) if is_test(c)]
+    assert tests and not any("HIDDEN TESTS" in c.source for c in tests)
     assert {_digest(c.source) for c in tests} <= remembered
+    graded = [c for c in _code_cells(autograded(course, "looks")) if is_test(c)]
+    assert not {_digest(c.source) for c in graded if "HIDDEN TESTS" in c.source} & remembered
     solution = nbformat.read(solution_notebook(LESSON), as_version=4)
     answers = [c.source for c in solution.cells if is_answer(c)]
     assert answers and not {_digest(s) for s in answers} & remembered

@@ -9,7 +9,7 @@ from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submi
 
 from grader.cli import main
 from grader.grading.lesson import scores_of
-from grader.sandbox.isolation import detect_protections
+from grader.sandbox.outside.isolation import detect_protections
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
@@ -91,8 +91,11 @@ def test_memory_spread_over_processes_counts_together(course):
 
 
 def test_shared_memory_segments_count_too(course):
-    """A 400 MB System V segment passes under 2 GiB and hits a limit of 0.25 GiB."""
-    assert _grade(course, "shares").score == FULL_MARKS
+    """A 400 MB System V segment passes under 2 GiB and hits a limit of 0.25 GiB. (Its first
+    answer cell reaches the segment through ctypes: that exercise, 2 points, earns nothing and
+    is flagged for review.)"""
+    graded = _grade(course, "shares")
+    assert (graded.score, graded.review) == (FULL_MARKS - 2, "make_leaf imports ctypes")
     limited = _grade(course, "shares", "--memory-gib", "0.25")
     assert limited.outcome == "memory limit", limited.detail
 
@@ -126,7 +129,7 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     """A submission's busy processes are throttled to the sandbox's CPU share (one core by
     default), so the other core stays for the submission another worker grades meanwhile."""
     from grader.grading.lesson import GradingSession, autograde
-    from grader.sandbox.isolation import Limits
+    from grader.sandbox.outside.isolation import Limits
 
     course = new_course(tmp_path / "course")
     submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))
@@ -145,7 +148,7 @@ def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     """Grading processes that share one sandbox template still get a CPU share each: both
     busy submissions, graded at once, are held to their own share."""
     from grader.grading.lesson import GradingSession, autograde
-    from grader.sandbox.isolation import Limits
+    from grader.sandbox.outside.isolation import Limits
 
     course = new_course(tmp_path / "course", honest=None)
     for student in ("busy_a", "busy_b"):

@@ -25,7 +25,7 @@ from integrity_tools import (
 from grader.cells import grade_id
 from grader.course import solution_notebook
 from grader.grading.lesson import GradingSession, autograde
-from grader.sandbox.isolation import Limits, detect_protections
+from grader.sandbox.outside.isolation import Limits, detect_protections
 
 pytestmark = pytest.mark.integration
 
@@ -102,11 +102,11 @@ def test_a_worker_whose_shared_template_stopped_goes_on_with_its_own():
     load it can outlive the kill)."""
     import socket
 
-    from grader.sandbox.client import Sandbox, SandboxChannel
+    from grader.sandbox.outside.client import Sandbox, TemplateChannel
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     theirs.close()
-    gone = SandboxChannel(ours, None, {})
+    gone = TemplateChannel(ours, None, {})
     sandbox = Sandbox(LIMITS, gone)
     try:
         for _ in range(2):
@@ -150,7 +150,7 @@ def test_a_sandbox_broken_between_two_submissions_does_not_fail_the_second():
     is run in a fresh template and graded."""
     import signal
 
-    from grader.sandbox.client import Sandbox
+    from grader.sandbox.outside.client import Sandbox
 
     sandbox = Sandbox(LIMITS)
     try:

@@ -10,8 +10,8 @@ import threading
 import pytest
 from forked import in_a_fork
 
-from grader.sandbox import syscall_filter
-from grader.sandbox.isolation import detect_protections
+from grader.sandbox.inside import syscall_filter
+from grader.sandbox.outside.isolation import detect_protections
 
 pytestmark = pytest.mark.skipif(syscall_filter.MISSING is not None, reason="no libseccomp here")
 

@@ -7,8 +7,8 @@ import pytest
 
 from grader.judging.verdict import verdict
 from grader.sandbox import wire
-from grader.sandbox.client import RunReport, _outputs, _Watch
-from grader.sandbox.isolation import Limits
+from grader.sandbox.outside.isolation import Limits
+from grader.sandbox.outside.reports import ReportWatch, RunReport, well_formed_outputs
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
 
@@ -53,7 +53,7 @@ def test_frames_stop_at_the_output_budget():
 
 
 def _watch(*messages) -> RunReport:
-    watch = _Watch(Limits(), {"1": "test_a"})
+    watch = ReportWatch(Limits(), {"1": "test_a"})
     for message in messages:
         problem = watch._take({"kind": message[0], **message[1]})
         if problem:
@@ -114,7 +114,7 @@ def test_only_well_formed_outputs_are_kept():
         {"output_type": "verdict", "points": 7},
         "text",
     ]
-    kept = _outputs(raw)
+    kept = well_formed_outputs(raw)
     assert [o.output_type for o in kept] == ["stream", "error", "display_data"]
     assert kept[2].metadata == {}
 

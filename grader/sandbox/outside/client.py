@@ -1,10 +1,9 @@
-"""The grading side of the sandbox: start the template, run one submission, watch its limits.
+"""Runs in the grading process: starts the template inside bubblewrap and runs one submission.
 
-`Sandbox` starts the template process (`grader.sandbox.cell_server`) inside bubblewrap and, for each
-submission, hands it two fresh pipes: the submission's own process reads its request from one
-and reports its cells on the other, straight to this process, which enforces the time and output
-limits while it reads. Everything that comes back is untrusted: messages must arrive in the order
-the cell runner sends them, and a submission that writes into the channel gets no grade.
+`Sandbox` starts the template process (`grader.sandbox.inside.cell_server`) inside bubblewrap and,
+for each submission, hands it two fresh pipes: the submission's own process reads its request
+from one and reports its cells on the other, straight to this process, which enforces the time
+and output limits while it reads them (`grader.sandbox.outside.reports`).
 """
 
 import contextlib
@@ -16,23 +15,23 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import nbformat
-
-from grader.cells import is_graded
 from grader.course import released_lesson_code, released_test_code
-from grader.grading.outcomes import Outcome
-from grader.grading.submission_check import regular_files
-from grader.sandbox import cgroups, wire
-from grader.sandbox.cell_runner import MAX_OUTPUTS
-from grader.sandbox.isolation import Limits, detect_protections
+from grader.outcome import Outcome
+from grader.sandbox import wire
+from grader.sandbox.outside import cgroups
+from grader.sandbox.outside.isolation import Limits, detect_protections
+from grader.sandbox.outside.reports import (
+    ReportWatch,
+    RunReport,
+    well_formed_count,
+    well_formed_outputs,
+)
 from grader.sandbox.wire import Kind
 from grader.timings import Timings
 
-FILE_LIMIT = 32 * 1024**2
 SAFE_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME")
 CONTROL_SECONDS = 30
 PREFIX_SECONDS = 300  # a lesson's own first cells, run once per lesson
@@ -41,18 +40,7 @@ LEFT_CHARGED_SHARE = 4  # a new submission starts with under a quarter of the li
 
 
 @dataclass
-class RunReport:
-    """What came back from one submission's run."""
-
-    outcome: Outcome = Outcome.GRADED
-    detail: str = ""
-    cells: dict[int, dict] = field(default_factory=dict)
-    probes: dict[str, list] = field(default_factory=dict)
-    timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
-
-
-@dataclass
-class SandboxChannel:
+class TemplateChannel:
     """One grading process's way into a running template: its control socket, and the memory
     cgroup its submissions are counted in."""
 
@@ -81,7 +69,7 @@ class SandboxProcess:
         self.protections, self.prefix = detect_protections()
         self.count = channels
         self.process: subprocess.Popen | None = None
-        self.channels: list[SandboxChannel] = []
+        self.channels: list[TemplateChannel] = []
         self.cpus: list[Path] = []
         # The template's own errors, for diagnosis.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 -- lives as long as the sandbox
@@ -92,7 +80,7 @@ class SandboxProcess:
         each has its own user, mounts and namespaces, and the PID namespace shows every one of
         its processes."""
         p = self.protections
-        return p.namespaces and p.unprivileged and p.per_submission
+        return p.pid_namespace and p.own_user and p.per_submission
 
     def start(self, wait: bool = True) -> None:
         """Start the template; unless told not to `wait`, wait until it has imported torch, run
@@ -103,7 +91,7 @@ class SandboxProcess:
             **{k: os.environ[k] for k in SAFE_ENVIRONMENT if k in os.environ},
             "OMP_NUM_THREADS": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
-            "GRADER_PID_NAMESPACE": "1" if self.protections.namespaces else "0",
+            "GRADER_PID_NAMESPACE": "1" if self.protections.pid_namespace else "0",
             "GRADER_ISOLATE": "1" if self.protections.per_submission else "0",
             "GRADER_SCRATCH_BYTES": str(self.limits.memory_bytes),
         }
@@ -126,12 +114,12 @@ class SandboxProcess:
                 self.cpus.append(share)
                 passed.append(os.open(share / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
                 cpu.append(passed[-1])
-            self.channels.append(SandboxChannel(ours, group, prefixes))
+            self.channels.append(TemplateChannel(ours, group, prefixes))
         env["GRADER_CONTROL_FDS"] = ",".join(map(str, controls))
         env["GRADER_CGROUP_FDS"] = ",".join(map(str, memory))
         env["GRADER_CPU_FDS"] = ",".join(map(str, cpu))
         self.process = subprocess.Popen(
-            [*self.prefix, sys.executable, "-m", "grader.sandbox.cell_server"],
+            [*self.prefix, sys.executable, "-m", "grader.sandbox.inside.cell_server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=self.log,
@@ -178,7 +166,7 @@ class Sandbox:
     """One grading process's use of a template: a channel of a shared one (`shared`), or else
     one of its own; restarted when it stops answering."""
 
-    def __init__(self, limits: Limits, shared: SandboxChannel | None = None):
+    def __init__(self, limits: Limits, shared: TemplateChannel | None = None):
         self.limits = limits
         self.channel = shared
         self.own: SandboxProcess | None = None
@@ -274,8 +262,8 @@ class Sandbox:
         report.timings.update(started)
         for (index, _), ran in zip(cells[:shared], self.shared_cells, strict=True):
             report.cells[index] = {
-                "outputs": _outputs(ran.get("outputs")),
-                "execution_count": _count(ran.get("count")),
+                "outputs": well_formed_outputs(ran.get("outputs")),
+                "execution_count": well_formed_count(ran.get("count")),
             }
         return report
 
@@ -336,7 +324,7 @@ class Sandbox:
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
-            report = _Watch(self.limits, probes_at).follow(report_read, self.channel.control)
+            report = ReportWatch(self.limits, probes_at).follow(report_read, self.channel.control)
         finally:
             os.close(report_read)
             if request_write >= 0:
@@ -378,138 +366,6 @@ def _expect(control: socket.socket, kinds, timeout: float) -> dict:
     return message
 
 
-class _Watch:
-    """Follows one submission's reports while enforcing the time and output limits."""
-
-    def __init__(self, limits: Limits, probes_at: dict):
-        self.limits, self.probes_at = limits, probes_at
-        self.report = RunReport()
-        self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
-        self.current: int | None = None
-        self.expect_probe: str | None = None
-        self.finished = False
-
-    def follow(self, reports: int, control: socket.socket) -> RunReport:
-        """Read until the submission finishes, dies, overruns a limit or breaks the protocol."""
-        limits, report = self.limits, self.report
-        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000)
-        started = cell_started = last = time.monotonic()
-        exited, grace = None, None
-        watched = [reports, control]
-        while not self.finished:
-            notebook_end = started + limits.notebook_seconds
-            deadline = min(notebook_end, cell_started + limits.cell_seconds, grace or notebook_end)
-            now = time.monotonic()
-            if now >= deadline:
-                if exited is None:
-                    which = "notebook" if deadline == notebook_end else "cell"
-                    report.outcome = Outcome.TIMED_OUT
-                    report.detail = f"the {which} time limit was reached in cell {self.current}"
-                break
-            ready, _, _ = select.select(watched, [], [], deadline - now)
-            if control in ready:
-                message, _ = wire.receive_fds(control)
-                exited = message.get("how", "the process ended")
-                watched.remove(control)
-                grace = time.monotonic() + 0.5  # what it wrote before it died is still coming
-            if reports not in ready:
-                continue
-            try:
-                messages = frames.read()
-            except wire.OverBudget as error:
-                report.outcome = Outcome.OUTPUT_LIMIT
-                report.detail = f"the submission wrote too much output ({error})"
-                return report
-            except wire.WireError as error:
-                report.outcome = Outcome.NOT_GRADED
-                report.detail = f"the submission wrote into the grader's channel ({error})"
-                return report
-            if messages is None:
-                break
-            for message in messages:
-                problem = self._take(message)
-                if problem:
-                    report.outcome = Outcome.NOT_GRADED
-                    report.detail = f"the submission wrote into the grader's channel ({problem})"
-                    return report
-                now = time.monotonic()
-                spent = "probes" if message.get("kind") == Kind.PROBE else "student cells"
-                report.timings.add(spent, now - last)
-                last = now
-                if message.get("kind") == Kind.START:
-                    cell_started = now
-        if not self.finished and report.outcome == Outcome.GRADED:
-            report.outcome = Outcome.KERNEL_DIED
-            report.detail = f"{exited or 'the process ended'} in cell {self.current}"
-        return report
-
-    def _take(self, message: dict) -> str | None:
-        """Record one message; what is wrong with it, if it breaks the runner's order."""
-        kind = message["kind"]
-        if self.finished:
-            return f"{kind} after the end"
-        if kind == Kind.START:
-            cell = message.get("cell")
-            if type(cell) is not int or (self.current is not None and cell <= self.current):
-                return "a cell out of order"
-            self.current, self.expect_probe = cell, None
-        elif kind == Kind.CELL:
-            if message.get("cell") != self.current or self.current in self.report.cells:
-                return "a cell's outputs out of turn"
-            raw = message.get("outputs")
-            if isinstance(raw, list) and len(raw) > MAX_OUTPUTS:
-                self.report.outcome = Outcome.OUTPUT_LIMIT
-                self.report.detail = f"more than {MAX_OUTPUTS} outputs in cell {self.current}"
-            self.written += written_size(raw, self.budget - self.written)
-            if self.written > self.budget:  # what it would take once written as a notebook
-                self.report.outcome = Outcome.OUTPUT_LIMIT
-                self.report.detail = f"the outputs would take over {self.budget} bytes written"
-                raw = []
-            self.report.cells[self.current] = {
-                "outputs": _outputs(raw),
-                "execution_count": _count(message.get("count")),
-            }
-            self.expect_probe = self.probes_at.get(str(self.current))
-            if message.get("truncated") is True:
-                self.report.outcome = Outcome.OUTPUT_LIMIT
-                self.report.detail = (
-                    f"output over {self.limits.output_bytes} bytes was cut in cell {self.current}"
-                )
-        elif kind == Kind.PROBE:
-            if self.expect_probe is None or message.get("test") != self.expect_probe:
-                return "a test's report out of turn"
-            self.report.probes[self.expect_probe] = message.get("observations")
-            self.expect_probe = None
-        elif kind == Kind.FINISHED:
-            self.finished = True
-        else:
-            return f"an unknown message {kind[:40]!r}"
-        return None
-
-
-def written_size(value, cap: int) -> int:
-    """About how many bytes `value` takes in a notebook file, where each line of a text and each
-    item of a list or object goes on a line of its own, indented; counting stops past `cap`."""
-    size, stack = 0, [(value, 1)]
-    while stack and size <= cap:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            size += len(item) + (item.count("\n") + 1) * (depth + 4)
-        elif isinstance(item, dict):
-            size += sum(len(key) + depth + 4 for key in item)
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            size += len(item) * (depth + 2)
-            stack.extend((child, depth + 1) for child in item)
-        else:
-            size += 24
-    return size
-
-
-def _count(value) -> int | None:
-    return value if type(value) is int and 0 <= value < 1 << 31 else None
-
-
 def _ran_out_of_memory(cells: dict) -> bool:
     for cell in cells.values():
         for out in cell["outputs"]:
@@ -529,93 +385,3 @@ def _same_start(prefix: list[str], sources: list[str]) -> int:
             break
         same += 1
     return same
-
-
-def folder_files(folder: Path, notebook: str) -> dict[str, bytes]:
-    """The regular files beside the notebook in a submission folder, up to FILE_LIMIT bytes."""
-    files, total = {}, 0
-    for path in regular_files(folder):
-        if path.name != notebook:
-            total += path.lstat().st_size
-            if total <= FILE_LIMIT:
-                files[str(path.relative_to(folder))] = path.read_bytes()
-    return files
-
-
-def apply_run(nb, report: RunReport) -> None:
-    """Put the run's outputs into the notebook as a kernel would; unrun test cells say why."""
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        done = report.cells.get(index)
-        cell.outputs = done["outputs"] if done else []
-        cell.execution_count = done["execution_count"] if done else None
-        graded = is_graded(cell)
-        if done is None and report.outcome != Outcome.GRADED and graded:
-            cell.outputs = [_not_run(report)]
-
-
-def _is_text(value) -> bool:
-    return isinstance(value, str) or (
-        isinstance(value, list) and all(isinstance(line, str) for line in value)
-    )
-
-
-def _is_bundle(out: dict) -> bool:
-    data, metadata = out.get("data"), out.get("metadata", {})
-    return (
-        isinstance(data, dict)
-        and isinstance(metadata, dict)
-        and all(_is_text(v) or isinstance(v, dict) for v in data.values())
-    )
-
-
-# The fields of each output type, and what makes one well-formed (nbformat 4's schema).
-OUTPUT_RULES = {
-    "stream": (
-        ("name", "text"),
-        lambda o: o.get("name") in ("stdout", "stderr") and isinstance(o.get("text"), str),
-    ),
-    "display_data": (("data", "metadata"), _is_bundle),
-    "execute_result": (
-        ("data", "metadata", "execution_count"),
-        lambda o: _is_bundle(o) and _count(o.get("execution_count")) == o.get("execution_count"),
-    ),
-    "error": (
-        ("ename", "evalue", "traceback"),
-        lambda o: (
-            isinstance(o.get("ename"), str)
-            and isinstance(o.get("evalue"), str)
-            and isinstance(o.get("traceback"), list)
-            and all(isinstance(line, str) for line in o["traceback"])
-        ),
-    ),
-}
-
-
-def _outputs(raw) -> list:
-    """The sandbox's outputs as notebook nodes, keeping only well-formed ones (at most
-    MAX_OUTPUTS: the cell runner never sends more)."""
-    kept = []
-    for out in raw[:MAX_OUTPUTS] if isinstance(raw, list) else []:
-        kind = out.get("output_type") if isinstance(out, dict) else None
-        rule = OUTPUT_RULES.get(kind) if isinstance(kind, str) else None
-        if rule is not None and rule[1](out):
-            fields = {k: out[k] for k in rule[0] if k in out}
-            if "data" in fields:
-                fields.setdefault("metadata", {})
-            if out["output_type"] == "execute_result":
-                fields.setdefault("execution_count", None)
-            kept.append(nbformat.from_dict({"output_type": out["output_type"], **fields}))
-    return kept
-
-
-def _not_run(report: RunReport) -> dict:
-    return nbformat.from_dict(
-        {
-            "output_type": "error",
-            "ename": "NotRun",
-            "evalue": f"this test did not run: {report.outcome} ({report.detail})",
-            "traceback": [],
-        }
-    )

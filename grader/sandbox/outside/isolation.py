@@ -1,14 +1,15 @@
-"""The sandbox student code runs in: which protections this machine gives, and how to start it.
+"""Runs in the grading process: which protections this machine gives the sandbox student code
+runs in, and the command that starts it.
 
-Student code runs in forks of a template process (see `grader.sandbox.cell_server`) started inside
-bubblewrap: no network, its own process and IPC namespaces, and a filesystem that holds only the
-system, the Python environment and the `grader` package (read-only) plus an empty /tmp. The
-course folder, the solutions, the gradebook and other students' work are not in it. When the
+Student code runs in forks of a template process (`grader.sandbox.inside.cell_server`) started
+inside bubblewrap: no network, its own process and IPC namespaces, and a filesystem that holds
+only the system, the Python environment and the `grader` package (read-only) plus an empty /tmp.
+The course folder, the solutions, the gradebook and other students' work are not in it. When the
 grader runs as root, each submission also gets a fresh /tmp, /dev/shm, IPC and network namespace,
 a memory cgroup, and a user of its own, so that the process limit binds. Each submission's
-process installs a system-call filter (`grader.sandbox.syscall_filter`) before it runs any of
-the submission's code. Each submission runs with resource limits (memory, processes, CPU time,
-file size) and wall-clock limits per cell and per notebook.
+process installs a system-call filter (`grader.sandbox.inside.syscall_filter`) before it runs
+any of the submission's code. Each submission runs with resource limits (memory, processes, CPU
+time, file size) and wall-clock limits per cell and per notebook.
 """
 
 import dataclasses
@@ -18,9 +19,10 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import grader
-from grader.sandbox import cgroups
+from grader.sandbox.outside import cgroups
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,10 @@ class Limits:
 class Protections:
     """What isolates student code on this machine, and what is missing."""
 
-    namespaces: bool
-    unprivileged: bool
+    # bubblewrap's namespaces: no network, a private filesystem view, and a PID namespace of
+    # the template's own, so every process below a server can be found
+    pid_namespace: bool
+    own_user: bool  # each submission runs as an unprivileged user of its own (needs root)
     per_submission: bool = False
     memory_cgroup: bool = False
     cpu_share: bool = False
@@ -56,18 +60,25 @@ class Protections:
             if self.memory_cgroup
             else "memory limit per process"
         )
-        if self.namespaces:
+        if self.pid_namespace:
             active += ["no network", "private filesystem view", "own process namespace"]
         if self.per_submission:
             active.append("fresh /tmp, /dev/shm, IPC and network namespace for each submission")
         if self.cpu_share:
             active.append("at most one core per grading process (cgroup)")
-        if self.unprivileged:
+        if self.own_user:
             active.append("unprivileged user of its own")
         if self.syscall_filter:
             active.append("system-call filter (no kernel keyrings, namespaces, tracing or mounts)")
         text = "sandbox: " + ", ".join(active)
         return text + (f"; missing: {'; '.join(self.missing)}" if self.missing else "")
+
+
+class Detected(NamedTuple):
+    """The protections available here, and the command prefix that starts the sandbox."""
+
+    protections: Protections
+    command: list[str]
 
 
 def _bind_args() -> list[str]:
@@ -98,8 +109,9 @@ def _bwrap_command(as_root: bool) -> list[str]:
     """bwrap with the namespaces and, for root, the few capabilities the template needs.
 
     As root no user namespace is needed to build the view; the template keeps only what it
-    takes to give each submission its own mounts and user (`grader.sandbox.cell_server`), and each
-    submission drops to a user of its own, so that the process limit binds (it never binds root).
+    takes to give each submission its own mounts and user (`grader.sandbox.inside.isolate`), and
+    each submission drops to a user of its own, so that the process limit binds (it never binds
+    root).
     """
     if as_root:
         namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -151,10 +163,10 @@ _UNSHARE_TRIAL = (
 
 
 # Run by `detect_protections`: can a process install the submissions' system-call filter here?
-_FILTER_TRIAL = "from grader.sandbox import syscall_filter; syscall_filter.install()"
+_FILTER_TRIAL = "from grader.sandbox.inside import syscall_filter; syscall_filter.install()"
 
 
-def detect_protections() -> tuple[Protections, list[str]]:
+def detect_protections() -> Detected:
     """The protections available here, and the command prefix that starts the sandbox."""
     trial = subprocess.Popen(  # tried while bubblewrap's trial runs
         [sys.executable, "-c", _FILTER_TRIAL], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -162,12 +174,12 @@ def detect_protections() -> tuple[Protections, list[str]]:
     protections, command = _detect_isolation()
     why_not = trial.communicate()[1].decode(errors="replace").strip().splitlines()[-1:]
     if trial.returncode == 0:
-        return dataclasses.replace(protections, syscall_filter=True), command
+        return Detected(dataclasses.replace(protections, syscall_filter=True), command)
     missing = [*protections.missing, _NO_FILTER.format(" ".join(why_not))]
-    return dataclasses.replace(protections, missing=missing), command
+    return Detected(dataclasses.replace(protections, missing=missing), command)
 
 
-def _detect_isolation() -> tuple[Protections, list[str]]:
+def _detect_isolation() -> Detected:
     """The namespaces, cgroups and users available here, and the command prefix that starts
     the sandbox."""
     as_root = os.geteuid() == 0
@@ -186,20 +198,22 @@ def _detect_isolation() -> tuple[Protections, list[str]]:
                 cpu.rmdir()
             if group is not None:
                 group.remove()
-                return Protections(True, True, True, True, bool(cpu), missing), command
+                return Detected(Protections(True, True, True, True, bool(cpu), missing), command)
             missing.append(f"no memory cgroup ({why_not}): memory is limited per process")
-            return Protections(True, True, True, cpu_share=bool(cpu), missing=missing), command
+            return Detected(
+                Protections(True, True, True, cpu_share=bool(cpu), missing=missing), command
+            )
         if trial.returncode == 0:
-            return Protections(True, False, True, missing=[_NOT_ROOT]), command
+            return Detected(Protections(True, False, True, missing=[_NOT_ROOT]), command)
         if trial.returncode == 1:
             missing = [_NOT_ROOT, _SHARED_SCRATCH]
-            return Protections(True, False, missing=missing), command
+            return Detected(Protections(True, False, missing=missing), command)
         reason = trial.stderr.decode(errors="replace").strip().splitlines()[-1:]
         missing.append(f"bubblewrap cannot create namespaces here ({' '.join(reason)})")
     missing.append("network, filesystem and process isolation are OFF")
     if as_root:
         missing.append("student code runs as root: the process limit does not bind")
-    return Protections(namespaces=False, unprivileged=not as_root, missing=missing), []
+    return Detected(Protections(pid_namespace=False, own_user=False, missing=missing), [])
 
 
 _NO_FILTER = (

@@ -1,4 +1,6 @@
-"""Run notebook cells in this process the way an IPython kernel does, collecting nbformat outputs.
+"""Runs inside the sandbox, in the template and its forks (and, trusted, in the reference server's
+processes): run notebook cells in this process the way an IPython kernel does, collecting
+nbformat outputs.
 
 The engine forks a warm process per submission and runs its cells here: outputs, errors and
 figures come out as a Jupyter kernel would send them (execute_result, display_data, stream,
@@ -27,7 +29,8 @@ from pygments.formatters import terminal256
 from pygments.lexers.python import PythonLexer
 from traitlets.config import Config
 
-MAX_OUTPUTS = 1000  # outputs per cell: more is flooding, however small each one is
+from grader.sandbox.wire import MAX_OUTPUTS
+
 OUTPUT_OVERHEAD = 64  # bytes an output costs however little it holds
 REMEMBERED_TREES = 10_000  # cell sources whose syntax tree a process keeps
 FUTURE_FLAGS = [getattr(__future__, name).compiler_flag for name in __future__.all_feature_names]

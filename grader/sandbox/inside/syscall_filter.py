@@ -1,6 +1,7 @@
-"""The system-call filter: runs inside each submission's process, which installs it on itself.
+"""Runs inside the sandbox, in each submission's process, which installs this system-call filter on
+itself (and in the grading process's trial of whether it can be installed).
 
-`grader.sandbox.cell_server` installs it once the process has done its own privileged set-up
+`grader.sandbox.inside.isolate` installs it once the process has done its own privileged set-up
 (namespaces, mounts, its own user) and before any of the submission's code runs; every process
 the submission forks or executes inherits it, and no_new_privs keeps a set-uid program from
 shedding it. What it denies outlives a submission or reaches past it (kernel keyrings, new

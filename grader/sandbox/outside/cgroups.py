@@ -1,4 +1,5 @@
-"""cgroups for one sandbox: memory that counts every process and shared page, and a CPU share.
+"""Runs in the grading process: cgroups for one sandbox, memory that counts every process and
+shared page, and a CPU share.
 
 A per-process limit (RLIMIT_AS) lets a submission spread its memory over many processes, or keep
 it in System V shared memory and tmpfs files, which belong to no process. The kernel's memory

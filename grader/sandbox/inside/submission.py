@@ -1,0 +1,120 @@
+"""Runs inside the sandbox, in each submission's process: forked ahead by its attendant, it
+isolates itself, waits for its submission's pipes, then runs the cells and reports each one.
+
+No server ever reads a request, a cell or a report: the process reads its request and reports
+its cells straight to the grading process, so no submission's data is ever in the memory the next
+submission's process is forked from.
+"""
+
+import contextlib
+import dataclasses
+import os
+import signal
+import socket
+import traceback
+from dataclasses import dataclass
+
+from grader.sandbox import wire
+from grader.sandbox.inside.isolate import isolate, limit, submission_uid
+from grader.sandbox.inside.settings import Settings
+from grader.sandbox.wire import Kind
+
+WORK = "/tmp/submission"
+REQUEST_LIMIT = 256 * 1024**2
+
+
+def _prepare_folder(files: dict) -> None:
+    os.makedirs(WORK, exist_ok=True)
+    for name, text in files.items():
+        path = os.path.normpath(os.path.join(WORK, name))
+        if path.startswith(WORK + os.sep):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(bytes.fromhex(text))
+
+
+def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd) -> None:
+    """In the fork: isolate, then wait for the submission's pipes on `pipes`; limit, then run
+    every code cell, reporting each one."""
+    os.setsid()
+    counted_by_cgroup = cgroup_fd is not None
+    if counted_by_cgroup:
+        os.write(cgroup_fd, b"0")
+        os.close(cgroup_fd)
+    isolate(settings, keep=(pipes.fileno(),))
+    _, (request_fd, report_fd) = wire.receive_fds(pipes)  # its submission has come
+    pipes.close()
+    request = wire.receive(request_fd, REQUEST_LIMIT)
+    os.close(request_fd)
+    limits = request["limits"]
+    limit(limits, counted_by_cgroup)
+    _prepare_folder(request.get("files", {}))
+    os.chdir(WORK)
+    runner.output_limit = limits["output_bytes"]
+    from grader import probing  # imported by the template's warm-up already
+
+    probes = request.get("probes") or {"at": {}}
+    loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
+    for index, source in request["cells"]:
+        wire.send(report_fd, Kind.START, cell=index)
+        outputs, count, _ = runner.run(source)
+        truncated = runner.outputs.truncated
+        wire.send(
+            report_fd, Kind.CELL, cell=index, outputs=outputs, count=count, truncated=truncated
+        )
+        grade_id = probes["at"].get(str(index))
+        if grade_id in loaded:
+            seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
+            wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
+    wire.send(report_fd, Kind.FINISHED)
+
+
+@dataclass
+class Ahead:
+    """The next submission's process, forked before its submission comes: `pipes` takes it the
+    submission's two pipes."""
+
+    pid: int
+    pipes: socket.socket
+
+    def start(self, fds: list[int]) -> None:
+        """Hand it the submission's pipes (closing ours): it runs the submission now."""
+        try:
+            wire.send_fds(self.pipes, Kind.FORK, fds)
+        finally:
+            self.pipes.close()
+            for fd in fds:
+                os.close(fd)
+
+    def discard(self) -> None:
+        """Stop it unused."""
+        self.pipes.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def fork_ahead(runner, settings: Settings, control: socket.socket, cgroup_fd) -> Ahead:
+    """Fork the next submission's process now, when the last one's processes are gone: it
+    isolates itself while the grading process records the last one's grades (entering the
+    memory cgroup alone waits out a kernel grace period, about 10 ms), then waits for its
+    submission."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            ours.close()
+            control.close()
+            for fd in settings.server_fds:  # the lesson server's own channel is not theirs
+                os.close(fd)
+            own = dataclasses.replace(settings, uid=submission_uid())
+            _run_submission(runner, own, theirs, cgroup_fd)
+        except BaseException:  # the grading process sees the missing "finished"; the log, why
+            traceback.print_exc()
+            code = 70
+        finally:
+            os._exit(code)
+    theirs.close()
+    return Ahead(pid, ours)

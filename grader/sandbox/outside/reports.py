@@ -1,0 +1,220 @@
+"""Runs in the grading process: reads one submission's reports, which are untrusted.
+
+Messages must arrive in the order the cell runner sends them, within the time and output limits;
+a submission that writes into the channel gets no grade. Only well-formed outputs are kept.
+"""
+
+import select
+import socket
+import time
+from dataclasses import dataclass, field
+
+import nbformat
+
+from grader.outcome import Outcome
+from grader.sandbox import wire
+from grader.sandbox.outside.isolation import Limits
+from grader.sandbox.wire import MAX_OUTPUTS, Kind
+from grader.timings import Timings
+
+
+@dataclass
+class RunReport:
+    """What came back from one submission's run."""
+
+    outcome: Outcome = Outcome.GRADED
+    detail: str = ""
+    cells: dict[int, dict] = field(default_factory=dict)
+    probes: dict[str, list] = field(default_factory=dict)
+    timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
+
+
+class ReportWatch:
+    """Follows one submission's reports while enforcing the time and output limits."""
+
+    def __init__(self, limits: Limits, probes_at: dict):
+        self.limits, self.probes_at = limits, probes_at
+        self.report = RunReport()
+        self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
+        self.current: int | None = None
+        self.expect_probe: str | None = None
+        self.finished = False
+
+    def follow(self, reports: int, control: socket.socket) -> RunReport:
+        """Read until the submission finishes, dies, overruns a limit or breaks the protocol."""
+        limits, report = self.limits, self.report
+        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000)
+        started = cell_started = last = time.monotonic()
+        exited, grace = None, None
+        watched = [reports, control]
+        while not self.finished:
+            notebook_end = started + limits.notebook_seconds
+            deadline = min(notebook_end, cell_started + limits.cell_seconds, grace or notebook_end)
+            now = time.monotonic()
+            if now >= deadline:
+                if exited is None:
+                    which = "notebook" if deadline == notebook_end else "cell"
+                    report.outcome = Outcome.TIMED_OUT
+                    report.detail = f"the {which} time limit was reached in cell {self.current}"
+                break
+            ready, _, _ = select.select(watched, [], [], deadline - now)
+            if control in ready:
+                message, _ = wire.receive_fds(control)
+                exited = message.get("how", "the process ended")
+                watched.remove(control)
+                grace = time.monotonic() + 0.5  # what it wrote before it died is still coming
+            if reports not in ready:
+                continue
+            try:
+                messages = frames.read()
+            except wire.OverBudget as error:
+                report.outcome = Outcome.OUTPUT_LIMIT
+                report.detail = f"the submission wrote too much output ({error})"
+                return report
+            except wire.WireError as error:
+                report.outcome = Outcome.NOT_GRADED
+                report.detail = f"the submission wrote into the grader's channel ({error})"
+                return report
+            if messages is None:
+                break
+            for message in messages:
+                problem = self._take(message)
+                if problem:
+                    report.outcome = Outcome.NOT_GRADED
+                    report.detail = f"the submission wrote into the grader's channel ({problem})"
+                    return report
+                now = time.monotonic()
+                spent = "probes" if message.get("kind") == Kind.PROBE else "student cells"
+                report.timings.add(spent, now - last)
+                last = now
+                if message.get("kind") == Kind.START:
+                    cell_started = now
+        if not self.finished and report.outcome == Outcome.GRADED:
+            report.outcome = Outcome.KERNEL_DIED
+            report.detail = f"{exited or 'the process ended'} in cell {self.current}"
+        return report
+
+    def _take(self, message: dict) -> str | None:
+        """Record one message; what is wrong with it, if it breaks the runner's order."""
+        kind = message["kind"]
+        if self.finished:
+            return f"{kind} after the end"
+        if kind == Kind.START:
+            cell = message.get("cell")
+            if type(cell) is not int or (self.current is not None and cell <= self.current):
+                return "a cell out of order"
+            self.current, self.expect_probe = cell, None
+        elif kind == Kind.CELL:
+            if message.get("cell") != self.current or self.current in self.report.cells:
+                return "a cell's outputs out of turn"
+            raw = message.get("outputs")
+            if isinstance(raw, list) and len(raw) > MAX_OUTPUTS:
+                self.report.outcome = Outcome.OUTPUT_LIMIT
+                self.report.detail = f"more than {MAX_OUTPUTS} outputs in cell {self.current}"
+            self.written += written_size(raw, self.budget - self.written)
+            if self.written > self.budget:  # what it would take once written as a notebook
+                self.report.outcome = Outcome.OUTPUT_LIMIT
+                self.report.detail = f"the outputs would take over {self.budget} bytes written"
+                raw = []
+            self.report.cells[self.current] = {
+                "outputs": well_formed_outputs(raw),
+                "execution_count": well_formed_count(message.get("count")),
+            }
+            self.expect_probe = self.probes_at.get(str(self.current))
+            if message.get("truncated") is True:
+                self.report.outcome = Outcome.OUTPUT_LIMIT
+                self.report.detail = (
+                    f"output over {self.limits.output_bytes} bytes was cut in cell {self.current}"
+                )
+        elif kind == Kind.PROBE:
+            if self.expect_probe is None or message.get("test") != self.expect_probe:
+                return "a test's report out of turn"
+            self.report.probes[self.expect_probe] = message.get("observations")
+            self.expect_probe = None
+        elif kind == Kind.FINISHED:
+            self.finished = True
+        else:
+            return f"an unknown message {kind[:40]!r}"
+        return None
+
+
+def written_size(value, cap: int) -> int:
+    """About how many bytes `value` takes in a notebook file, where each line of a text and each
+    item of a list or object goes on a line of its own, indented; counting stops past `cap`."""
+    size, stack = 0, [(value, 1)]
+    while stack and size <= cap:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            size += len(item) + (item.count("\n") + 1) * (depth + 4)
+        elif isinstance(item, dict):
+            size += sum(len(key) + depth + 4 for key in item)
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            size += len(item) * (depth + 2)
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            size += 24
+    return size
+
+
+def well_formed_count(value) -> int | None:
+    """`value` where it is an execution count a notebook may hold, else None."""
+    return value if type(value) is int and 0 <= value < 1 << 31 else None
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(line, str) for line in value)
+    )
+
+
+def _is_bundle(out: dict) -> bool:
+    data, metadata = out.get("data"), out.get("metadata", {})
+    return (
+        isinstance(data, dict)
+        and isinstance(metadata, dict)
+        and all(_is_text(v) or isinstance(v, dict) for v in data.values())
+    )
+
+
+# The fields of each output type, and what makes one well-formed (nbformat 4's schema).
+OUTPUT_RULES = {
+    "stream": (
+        ("name", "text"),
+        lambda o: o.get("name") in ("stdout", "stderr") and isinstance(o.get("text"), str),
+    ),
+    "display_data": (("data", "metadata"), _is_bundle),
+    "execute_result": (
+        ("data", "metadata", "execution_count"),
+        lambda o: (
+            _is_bundle(o)
+            and well_formed_count(o.get("execution_count")) == o.get("execution_count")
+        ),
+    ),
+    "error": (
+        ("ename", "evalue", "traceback"),
+        lambda o: (
+            isinstance(o.get("ename"), str)
+            and isinstance(o.get("evalue"), str)
+            and isinstance(o.get("traceback"), list)
+            and all(isinstance(line, str) for line in o["traceback"])
+        ),
+    ),
+}
+
+
+def well_formed_outputs(raw) -> list:
+    """The sandbox's outputs as notebook nodes, keeping only well-formed ones (at most
+    MAX_OUTPUTS: the cell runner never sends more)."""
+    kept = []
+    for out in raw[:MAX_OUTPUTS] if isinstance(raw, list) else []:
+        kind = out.get("output_type") if isinstance(out, dict) else None
+        rule = OUTPUT_RULES.get(kind) if isinstance(kind, str) else None
+        if rule is not None and rule[1](out):
+            fields = {k: out[k] for k in rule[0] if k in out}
+            if "data" in fields:
+                fields.setdefault("metadata", {})
+            if out["output_type"] == "execute_result":
+                fields.setdefault("execution_count", None)
+            kept.append(nbformat.from_dict({"output_type": out["output_type"], **fields}))
+    return kept
