@@ -12,10 +12,14 @@ import pytest
 from feedback_secrets import page_text, secret_lines, secrets_shown
 from integrity_tools import LESSON, new_course, submit
 
+from grader.cells import autograded_tests
 from grader.commands import feedback
 from grader.commands.feedback import TOO_LONG, generate_feedback
 from grader.course import EXAMPLE_CLASS, solution_notebook
 from grader.grading.lesson import autograde
+from grader.judging.verdict import CELL_FAILED
+
+TESTS = autograded_tests(nbformat.read(solution_notebook(LESSON), as_version=4))
 
 pytestmark = pytest.mark.integration  # grades a course through the real pipeline
 
@@ -164,14 +168,15 @@ def test_student_html_cannot_dress_as_the_page(pages, stock_pages):
 
 def test_honest_pages_show_their_own_outputs_and_the_verdicts(course, pages, stock_pages):
     """The solution's page shows its stored outputs and every test passed with its points; bob's
-    shows the judge's explanation; the leaker's shows what it stored, not what it printed."""
+    shows his lost points with the judge's words (his visible tests fail, so that they did not
+    pass); the leaker's shows what it stored, not what it printed."""
     solution = nbformat.read(solution_notebook(LESSON), as_version=4)
     stored = [o.text for c in solution.cells for o in c.get("outputs", []) if "text" in o]
     for page in (pages["honest"], stock_pages["honest"]):
         text = page_text(page)
         assert stored and all(page_text(out) in text for out in stored)
-        assert text.count("Score:2/2:passed") == 4
-    assert "Checkedagainoutsidethisnotebook" in page_text(pages["bob"])
+        assert text.count("Score:2/2:passed") == len(TESTS) == 3  # lesson 1's 2-point tests
+    assert page_text(CELL_FAILED) in page_text(pages["bob"])
     assert "Score:0/2" in page_text(pages["bob"])
     assert "printed while graded" not in pages["leaker"]
     assert "stored on my machine" in pages["leaker"]
