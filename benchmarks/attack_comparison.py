@@ -19,7 +19,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from integrity_tools import LESSON, answered, attack_values, fill, new_course, submit  # noqa: E402
 
-from grader.grading.lesson import autograde  # noqa: E402
+from grader.grading.class_run import autograde  # noqa: E402
 from grader.judging.reference import ReferenceServer  # noqa: E402
 from grader.sandbox.outside.isolation import Limits  # noqa: E402
 

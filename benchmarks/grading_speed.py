@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader.commands.export import grade_rows  # noqa: E402
 from grader.commands.init import init_course  # noqa: E402
 from grader.course import EXAMPLE_CLASS, Course, lessons  # noqa: E402
-from grader.grading.lesson import grade_submissions  # noqa: E402
+from grader.grading.class_run import grade_submissions  # noqa: E402
 from grader.timings import Timings  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())

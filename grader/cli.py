@@ -47,7 +47,7 @@ def _collect(args) -> int:
 
 def _autograde(args) -> int:
     from grader.commands.score_table import score_table
-    from grader.grading.lesson import autograde
+    from grader.grading.class_run import autograde
     from grader.sandbox.outside.isolation import Limits
 
     if args.all == bool(args.lessons):
@@ -121,7 +121,7 @@ def _demo(args) -> int:
 def parser() -> argparse.ArgumentParser:
     """The argument parser with one sub-command per instructor task."""
     from grader.commands.demo import DEFAULT_OUT
-    from grader.grading.lesson import GradingEngine
+    from grader.grading.tasks import GradingEngine
 
     top = argparse.ArgumentParser(prog="grader", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -3,7 +3,7 @@
 import pytest
 
 from grader.course import lessons
-from grader.grading.lesson import GradingSession
+from grader.grading.class_run import GradingSession
 from grader.judging.reference import ReferenceServer
 from grader.sandbox.outside.isolation import Limits
 

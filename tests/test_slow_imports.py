@@ -5,7 +5,7 @@ import sys
 
 CHECK = """
 import sys
-import grader.grading.lesson  # nbgrader, nbformat, jsonschema
+import grader.grading.class_run  # nbgrader, nbformat, jsonschema
 import nbformat
 nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
 print(sys.modules.get("rfc3987_syntax", "absent"))

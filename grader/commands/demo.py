@@ -8,7 +8,8 @@ from grader.commands.feedback import generate_feedback
 from grader.commands.init import init_course
 from grader.commands.report import write_report
 from grader.course import EXAMPLE_CLASS, REPO_ROOT, lessons
-from grader.grading.lesson import GradingSession, Result, autograde
+from grader.grading.class_run import GradingSession, autograde
+from grader.grading.results import Result
 from grader.sandbox.outside.isolation import Limits
 
 DEFAULT_OUT = REPO_ROOT / "build" / "demo"

@@ -1,6 +1,6 @@
 """The table printed after grading: one row per submission, safe whatever the students wrote."""
 
-from grader.grading.lesson import Result
+from grader.grading.results import Result
 from grader.safe_output.text import terminal_safe
 
 HEADER = ("lesson", "student", "score", "max", "outcome", "review")

@@ -16,7 +16,7 @@ from grader.cells import autograded_tests
 from grader.commands import feedback
 from grader.commands.feedback import TOO_LONG, generate_feedback
 from grader.course import EXAMPLE_CLASS, solution_notebook
-from grader.grading.lesson import autograde
+from grader.grading.class_run import autograde
 from grader.judging.verdict import CELL_FAILED
 
 TESTS = autograded_tests(nbformat.read(solution_notebook(LESSON), as_version=4))

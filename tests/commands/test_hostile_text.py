@@ -15,7 +15,8 @@ from grader.commands.feedback import generate_feedback
 from grader.commands.score_table import score_table
 from grader.course import EXAMPLE_CLASS, solution_notebook
 from grader.grading import outcomes
-from grader.grading.lesson import Result, autograde
+from grader.grading.class_run import autograde
+from grader.grading.results import Result
 from grader.safe_output.text import csv_safe, terminal_safe
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline

@@ -17,7 +17,7 @@ from grader.commands.export import NBGRADER_COLUMNS
 from grader.commands.init import init_course
 from grader.commands.report import failure_explanations
 from grader.course import EXAMPLE_CLASS, Course, lessons
-from grader.grading.lesson import Result
+from grader.grading.results import Result
 from grader.judging.verdict import CELL_FAILED
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
@@ -153,7 +153,7 @@ def test_solution_scores_full_marks_and_untouched_notebook_zero(
 ):
     """In a course made by init, the solution earns full marks and the blank notebook none."""
     from grader.course import solution_notebook, student_notebook
-    from grader.grading.lesson import autograde
+    from grader.grading.class_run import autograde
 
     for student, notebook in [
         ("ref", solution_notebook(lesson)),

@@ -13,7 +13,7 @@ from grader.cells import is_graded
 from grader.commands.export import grade_rows
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, Course, lessons
-from grader.grading.lesson import autograde
+from grader.grading.class_run import autograde
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 

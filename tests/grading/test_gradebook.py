@@ -10,9 +10,9 @@ from sqlalchemy import event
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, lessons
 from grader.grading import outcomes
+from grader.grading.class_run import autograde
 from grader.grading.database import sqlalchemy_engine
 from grader.grading.gradebook import add_student, ensure_student
-from grader.grading.lesson import autograde
 
 pytestmark = pytest.mark.integration
 

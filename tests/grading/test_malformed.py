@@ -13,7 +13,7 @@ import pytest
 from integrity_tools import FULL_MARKS, LESSON, answered, digests, new_course, submit
 
 from grader.course import REPO_ROOT, solution_notebook, student_notebook
-from grader.grading.lesson import GradingSession, autograde
+from grader.grading.class_run import GradingSession, autograde
 from grader.sandbox.outside.isolation import Limits
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline

@@ -18,8 +18,9 @@ from pinned_scores import PINNED
 from grader.commands.export import export
 from grader.commands.init import init_course
 from grader.course import EXAMPLE_CLASS, Course
+from grader.grading.class_run import autograde
 from grader.grading.database import sqlalchemy_engine
-from grader.grading.lesson import Result, autograde
+from grader.grading.results import Result
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 

@@ -1,6 +1,6 @@
 """Grading tasks: what each submission's grading is given."""
 
-from grader.grading.lesson import GradingTask, with_next_lessons
+from grader.grading.tasks import GradingTask, with_next_lessons
 
 
 def test_each_task_names_the_lesson_graded_after_its_own():

@@ -3,7 +3,7 @@
 import pytest
 from integrity_tools import LESSON, new_course
 
-from grader.grading.lesson import grade_submissions
+from grader.grading.class_run import grade_submissions
 from grader.timings import Timings
 
 FAST_STEPS = {

@@ -41,8 +41,9 @@ from grader.cells import autograded_tests, is_test
 from grader.commands.export import grade_rows
 from grader.course import lessons, solution_notebook, student_notebook
 from grader.grading import outcomes
+from grader.grading.class_run import autograde
 from grader.grading.database import sqlalchemy_engine
-from grader.grading.lesson import Result, autograde
+from grader.grading.results import Result
 from grader.judging.verdict import INTRO, SOURCE_INTRO
 from grader.sandbox.inside.isolate import UID_COUNT, UID_FIRST
 from grader.sandbox.outside.isolation import Limits

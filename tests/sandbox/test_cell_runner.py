@@ -9,8 +9,9 @@ import sys
 import pytest
 from forked import in_a_fork
 
-from grader.sandbox.inside import cell_runner
-from grader.sandbox.inside.cell_runner import OUTPUT_OVERHEAD, CellRunner
+from grader.sandbox.inside import cell_runner, tracebacks
+from grader.sandbox.inside.captured_outputs import OUTPUT_OVERHEAD
+from grader.sandbox.inside.cell_runner import CellRunner
 from grader.sandbox.outside.reports import well_formed_outputs
 from grader.sandbox.wire import MAX_OUTPUTS
 
@@ -274,7 +275,7 @@ def test_a_frames_highlighting_is_stack_datas_own():
     )
     formatter = Terminal256Formatter(style=style)
     for ranges in ([], [(34, 38)], [(0, 3), (45, 49)]):
-        ours = cell_runner._pygmented_with_ranges(formatter, code, ranges)
+        ours = tracebacks._pygmented_with_ranges(formatter, code, ranges)
         assert ours == stack_data.utils._pygmented_with_ranges(formatter, code, ranges)
     assert "\x1b[" in "".join(ours)  # coloured, and the marked ranges with it
 
@@ -292,19 +293,19 @@ def test_a_scope_highlighted_once_is_not_lexed_again(monkeypatch):
         style=stack_data.style_with_executing_node(DefaultStyle, "bg:ansiyellow")
     )
     lexed = []
-    lexing = cell_runner._MarkedLexer.get_tokens
+    lexing = tracebacks._MarkedLexer.get_tokens
 
     def counted(self, text, unfiltered=False):
         lexed.append(text)
         return lexing(self, text, unfiltered)
 
-    monkeypatch.setattr(cell_runner._MarkedLexer, "get_tokens", counted)
+    monkeypatch.setattr(tracebacks._MarkedLexer, "get_tokens", counted)
     code = "def halve_once_more(x):\n    return x / 0  # lexed once\n"
-    first = cell_runner._pygmented_with_ranges(formatter, code, [(35, 40)])
+    first = tracebacks._pygmented_with_ranges(formatter, code, [(35, 40)])
     first.append("changed by the caller")
-    again = cell_runner._pygmented_with_ranges(formatter, code, [(35, 40)])
+    again = tracebacks._pygmented_with_ranges(formatter, code, [(35, 40)])
     assert again == stack_data.utils._pygmented_with_ranges(formatter, code, [(35, 40)])
-    other = cell_runner._pygmented_with_ranges(formatter, code, [(28, 40)])
+    other = tracebacks._pygmented_with_ranges(formatter, code, [(28, 40)])
     assert other != again and len(lexed) == 2  # a new range is lexed; the same one is not
 
 
@@ -314,6 +315,8 @@ def test_one_traceback_formatter_serves_every_error_of_a_style():
     import stack_data
     from pygments.formatters import terminal256
     from pygments.styles.default import DefaultStyle
+
+    tracebacks.install()  # as each CellRunner does
 
     style = stack_data.style_with_executing_node(DefaultStyle, "bg:ansiyellow")
     assert style is stack_data.style_with_executing_node(DefaultStyle, "bg:ansiyellow")
@@ -416,3 +419,32 @@ def test_showing_the_last_assignment_adds_nothing_to_a_remembered_cell(runner):
         return shown + _values_and_compiles(runner, ["seven = 7"])[0]
 
     assert in_a_fork(work) == [["7"], ["7"], []]
+
+
+def test_importing_the_runner_patches_nothing_and_installing_twice_changes_nothing():
+    """stack_data, pygments and ipykernel are patched by a CellRunner, not by an import; the
+    patches are made once however many runners there are."""
+    import subprocess
+
+    check = """
+import stack_data, stack_data.core
+from ipykernel import compiler
+from pygments.formatters import terminal256
+before = (stack_data.core._pygmented_with_ranges, stack_data.style_with_executing_node,
+          terminal256.Terminal256Formatter, compiler.murmur2_x86)
+import grader.sandbox.inside.cell_runner
+from grader.sandbox.inside import remembering_compiler, tracebacks
+now = (stack_data.core._pygmented_with_ranges, stack_data.style_with_executing_node,
+       terminal256.Terminal256Formatter, compiler.murmur2_x86)
+assert now == before, now
+tracebacks.install(); remembering_compiler.install()
+once = (stack_data.core._pygmented_with_ranges, stack_data.style_with_executing_node,
+        terminal256.Terminal256Formatter, compiler.murmur2_x86)
+tracebacks.install(); remembering_compiler.install()
+twice = (stack_data.core._pygmented_with_ranges, stack_data.style_with_executing_node,
+         terminal256.Terminal256Formatter, compiler.murmur2_x86)
+assert all(a is not b for a, b in zip(before, once)) and once == twice
+assert terminal256.Terminal256Formatter is tracebacks._ReusedTerminal256Formatter
+"""
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -7,7 +7,7 @@ from integrity_tools import LESSON, autograded, new_course, solution_with, submi
 
 from grader.cells import is_answer, is_lesson_code, is_test
 from grader.course import solution_notebook, student_notebook
-from grader.grading.lesson import grade_submissions
+from grader.grading.class_run import grade_submissions
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ import pytest
 from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submit
 
 from grader.cli import main
-from grader.grading.lesson import scores_of
+from grader.grading.results import scores_of
 from grader.sandbox.outside.isolation import detect_protections
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
@@ -128,7 +128,7 @@ def _throttled(share, cores: float) -> bool:
 def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     """A submission's busy processes are throttled to the sandbox's CPU share (one core by
     default), so the other core stays for the submission another worker grades meanwhile."""
-    from grader.grading.lesson import GradingSession, autograde
+    from grader.grading.class_run import GradingSession, autograde
     from grader.sandbox.outside.isolation import Limits
 
     course = new_course(tmp_path / "course")
@@ -147,7 +147,7 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
 def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     """Grading processes that share one sandbox template still get a CPU share each: both
     busy submissions, graded at once, are held to their own share."""
-    from grader.grading.lesson import GradingSession, autograde
+    from grader.grading.class_run import GradingSession, autograde
     from grader.sandbox.outside.isolation import Limits
 
     course = new_course(tmp_path / "course", honest=None)

@@ -24,7 +24,7 @@ from integrity_tools import (
 
 from grader.cells import grade_id
 from grader.course import solution_notebook
-from grader.grading.lesson import GradingSession, autograde
+from grader.grading.class_run import GradingSession, autograde
 from grader.sandbox.outside.isolation import Limits, detect_protections
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,5 @@
-"""Grade every submission of one or more lessons and record one outcome per submission.
+"""Grade a class: every submission of one or more lessons, in worker processes that share the
+warm sandbox and reference server, recording one outcome per submission.
 
 Each submission ends with an outcome: graded, or why not (missing notebook, malformed, timed
 out, memory limit, kernel died, …). A run that is killed can be started again: submissions whose
@@ -12,7 +13,6 @@ import os
 import queue
 import sys
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 
 from tqdm import tqdm
@@ -21,28 +21,11 @@ from grader.course import Course
 from grader.grading import outcomes, submission_check
 from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
+from grader.grading.results import Result, scores_of
+from grader.grading.tasks import GradingEngine, GradingTask, with_next_lessons
 from grader.outcome import Outcome
 from grader.sandbox.outside.isolation import Limits
 from grader.timings import Timings
-
-
-class GradingEngine(StrEnum):
-    """What runs a submission (`--engine`): the sandboxed fast path, or stock nbgrader."""
-
-    FAST = "fast"
-    NBGRADER = "nbgrader"
-
-
-@dataclass(frozen=True)
-class GradingTask:
-    """One submission to grade, and everything grading it depends on."""
-
-    course: Course
-    lesson: str
-    student: str
-    engine: GradingEngine
-    limits: Limits
-    next_lesson: str | None = None  # graded after this one, in the same call
 
 
 @dataclass(frozen=True)
@@ -74,19 +57,6 @@ class SubmissionReport:
                 ],
             )
         )
-
-
-@dataclass(frozen=True)
-class Result:
-    """One submission's outcome: its score, or why it has none."""
-
-    student: str
-    lesson: str
-    score: float
-    max_score: float
-    outcome: str
-    detail: str = ""
-    review: str = ""  # what the instructor should look at (code reaching for internals)
 
 
 def fingerprint(folder: Path) -> str:
@@ -420,13 +390,6 @@ def grade_submissions(
         return session.grade(tasks, bar)
 
 
-def with_next_lessons(tasks: list[GradingTask]) -> list[GradingTask]:
-    """The tasks, each naming the lesson whose tasks come after its lesson's."""
-    order = list(dict.fromkeys(task.lesson for task in tasks))
-    after = dict(zip(order, order[1:], strict=False))
-    return [replace(task, next_lesson=after.get(task.lesson)) for task in tasks]
-
-
 def autograde(
     course: Course, lessons: str | list[str], students: list[str] | None = None, **options
 ) -> list[Result]:
@@ -439,23 +402,6 @@ def autograde(
         for lesson in lessons
         for result in scores_of(course, lesson, students or course.submitted_students(lesson))
     ]
-
-
-def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
-    """The students' scores and recorded outcomes, read from the course's gradebook."""
-    recorded, review = outcomes.read_all(course.db_url), outcomes.read_review(course.db_url)
-    results = []
-    with course.api().gradebook as gb:
-        max_score = gb.find_assignment(lesson).max_score
-        scores = {s.student.id: s.score for s in gb.find_assignment(lesson).submissions}
-        for student in students:
-            outcome, detail, _ = recorded.get(
-                (lesson, student), (Outcome.NOT_GRADED, "no grading run recorded", "")
-            )
-            score = scores.get(student, 0.0)
-            flagged = review.get((lesson, student), "")
-            results.append(Result(student, lesson, score, max_score, outcome, detail, flagged))
-    return results
 
 
 def _late(seconds: float) -> str:
