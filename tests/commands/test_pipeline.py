@@ -86,6 +86,23 @@ def test_stock_generate_feedback_writes_the_same_safe_pages(demo):
         assert secrets_shown(page, secrets) == [], student
 
 
+def test_the_formgraders_generate_feedback_writes_the_same_safe_pages(demo):
+    """The formgrader's Generate Feedback button calls NbGraderAPI.generate_feedback, per
+    student, with the course's configuration: the page it writes is the kit's safe page."""
+    out, results = demo
+    lesson = "01_tensors_and_requires_grad"
+    api = Course(out).api()
+    secrets = secret_lines(lesson)
+    for student in sorted({r.student for r in results if r.lesson == lesson}):
+        page = out / f"feedback/{student}/{lesson}/{lesson}.html"
+        page.unlink(missing_ok=True)
+        done = api.generate_feedback(lesson, student)
+        assert done["success"], done.get("error", "")[-2000:]
+        text = page.read_text()
+        assert "hidden tests ran here" in text and "Score: " in text, student
+        assert secrets_shown(text, secrets) == [], student
+
+
 def test_export_matches_stock_nbgrader_export(demo, tmp_path):
     """`grader export` has nbgrader's columns with the same values, plus outcome and exercises."""
     out, _ = demo
