@@ -8,6 +8,7 @@ transaction. The equivalence test grades the example class both ways and require
 grades.
 """
 
+import functools
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 import nbformat
 from sqlalchemy import Connection
 
-from grader.cells import autograded_tests, grade_id, is_test
+from grader.cells import autograded_tests, grade_id, is_lesson_code, is_test
 from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.run_outputs import apply_run, folder_files
@@ -115,7 +116,8 @@ def autograde_submission(
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
         with timings.step("judge"):
-            reading = how.read(nb, how.rules(probes["source"], nb))
+            lesson_code = _lesson_code(release / f"{lesson}.ipynb")
+            reading = how.read(nb, how.rules(probes["source"], nb), lesson_code)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
     timings.update(report.timings)
@@ -157,6 +159,17 @@ def autograde_submission(
             lambda db, saved: record(db, graded(saved)),
         )
     return graded(saved)
+
+
+def _lesson_code(source: Path) -> frozenset[str]:
+    """The instructor's lesson code cells of the lesson's source notebook (read once per change)."""
+    return _lesson_code_of(str(source), source.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _lesson_code_of(path: str, _mtime: int) -> frozenset[str]:
+    cells = nbformat.read(path, as_version=4).cells
+    return frozenset(c.source for c in cells if is_lesson_code(c))
 
 
 def _runs(cell, probes, config) -> str:

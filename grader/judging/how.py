@@ -54,7 +54,7 @@ INTERNAL_ATTRIBUTES = {
     "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "meta_path",
     "path_hooks", "_C", "_execution_engine", "attrgetter", "methodcaller",
 }  # fmt: skip
-SYS_ATTRIBUTES = {"modules", "path", "stdout", "stderr", "displayhook", "excepthook"}
+SYS_ATTRIBUTES = {"modules", "displayhook", "excepthook", "meta_path"}
 NAME_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
 MAGIC_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}  # what %magics become
 
@@ -120,25 +120,29 @@ def _student_function(args: list) -> str | None:
     return first.attr if is_student else None
 
 
-def read(nb, rules_: tuple[Rule, ...]) -> Reading:
-    """Read the notebook's answers (the student's) with its lesson code (the instructor's)."""
+def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()) -> Reading:
+    """Read the student's code (answer cells, cells they added, lesson cells they changed: every
+    code cell not graded whose source is not among the instructor's `lesson_code`) with the
+    lesson's own."""
     code = [i for i, c in enumerate(nb.cells) if (is_answer(c) or is_lesson_code(c))]
+    mine = {i for i in code if is_answer(nb.cells[i]) or nb.cells[i].source not in lesson_code}
     trees = dict.fromkeys(range(len(nb.cells)))
     trees.update({i: _parse(nb.cells[i].source) for i in code if nb.cells[i].cell_type == "code"})
     bindings = _bindings([trees[i] for i in code if trees[i]])
-    answers = _bindings([trees[i] for i in code if trees[i] and is_answer(nb.cells[i])])
+    answers = _bindings([trees[i] for i in code if trees[i] and i in mine])
     torch_names = _torch_names(bindings)
     problems, flags = {}, {}
-    exercise: list[int] = []  # the answer cells since the last test cell
+    exercise: list[str] = []  # the student's cells since the last test cell
     tests = autograded_tests(nb)
     for index, cell in enumerate(nb.cells):
-        if is_answer(cell) and trees[index]:
-            exercise.append(index)
+        if index in mine and trees[index]:
+            name = grade_id(cell) or f"cell {index + 1}"
+            exercise.append(name)
             reaches = _reaches_internals(trees[index], torch_names)
             if reaches:
-                flags[grade_id(cell) or f"cell {index}"] = reaches
+                flags[name] = reaches
         if index in tests:
-            reached = [flags[k] for i in exercise if (k := grade_id(nb.cells[i])) in flags]
+            reached = [flags[name] for name in exercise if name in flags]
             if reached:
                 problems[tests[index]] = (
                     f"this answer {reached[0]}, which no answer needs: it earns nothing here, "

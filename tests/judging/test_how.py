@@ -10,7 +10,7 @@ import nbformat
 import pytest
 import yaml
 
-from grader.cells import grade_id
+from grader.cells import grade_id, is_lesson_code
 from grader.course import lessons, solution_notebook
 from grader.judging import how
 from grader.judging.reference import probes_file
@@ -29,7 +29,12 @@ def _read(lesson: str, answers: dict[str, str]) -> how.Reading:
     for cell in nb.cells:
         if grade_id(cell) in answers:
             cell.source = answers[grade_id(cell)]
-    return how.read(nb, how.rules(probes_file(lesson).read_text(), nb))
+    return how.read(nb, how.rules(probes_file(lesson).read_text(), nb), _lesson_code(lesson))
+
+
+def _lesson_code(lesson: str) -> frozenset[str]:
+    cells = nbformat.read(solution_notebook(lesson), as_version=4).cells
+    return frozenset(c.source for c in cells if is_lesson_code(c))
 
 
 def test_every_lesson_has_rules_read_from_its_probes_and_tests():
@@ -169,3 +174,19 @@ def test_autograd_on_a_throwaway_leaf_does_not_count_as_using_autograd():
         "    (g,) = slope(((w * xs - ts) ** 2).sum(), w)\n    return g\n",
     ):
         assert "test_nonscalar_error" not in _read(L3, {"nonscalar_error": answer}).problems, answer
+
+
+def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_theirs():
+    """Internals in a cell without nbgrader metadata that the release does not have, or in a
+    lesson cell the student edited, cost the exercise that follows; the lesson's own cells are
+    the instructor's and are not flagged."""
+    nb = copy.deepcopy(nbformat.read(solution_notebook(L3), as_version=4))
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "dz_dx")
+    nb.cells.insert(index, nbformat.v4.new_code_cell("import gc\n_found = gc.get_objects()"))
+    reading = how.read(nb, how.rules(probes_file(L3).read_text(), nb), _lesson_code(L3))
+    assert reading.flags == {f"cell {index + 1}": "imports gc"}
+    assert set(reading.problems) == {"test_dz_dx"}
+    lesson_cell = next(c for c in nb.cells if is_lesson_code(c) and "import torch" in c.source)
+    lesson_cell.source += "\nimport ctypes"
+    reading = how.read(nb, how.rules(probes_file(L3).read_text(), nb), _lesson_code(L3))
+    assert "imports ctypes" in reading.flags.values()
