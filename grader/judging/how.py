@@ -35,11 +35,14 @@ HOOKS = "hooks_registered"
 AUTOGRAD_ATTRIBUTES = {"backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp"}
 AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 GRAD_MODES = {"enable_grad", "set_grad_enabled"}
+GRAPH_ATTRIBUTES = {"grad_fn", "next_functions"}  # autograd's own backward nodes, called by hand
 HOOK_ATTRIBUTES = {"register_hook", "register_full_backward_hook", "register_backward_hook"}
 
 INTERNAL_MODULES = {
     "gc", "inspect", "ctypes", "_ctypes", "cffi", "builtins", "importlib", "dis", "marshal",
     "code", "codeop", "IPython", "ipykernel", "pyseccomp", "faulthandler", "tracemalloc",
+    # a thread of its own runs with autograd on, whatever grad mode the caller set
+    "threading", "_thread", "concurrent", "multiprocessing",
 }  # fmt: skip
 INTERNAL_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
 INTERNAL_ATTRIBUTES = {
@@ -335,8 +338,11 @@ def _attribute_names(statements: list[ast.AST]) -> set[str]:
 
 def _autograd_uses(statements: list[ast.AST]) -> set[str]:
     """How the code refers to autograd: attributes, names and imports."""
-    uses = {f".{a}" for a in _attribute_names(statements) & (AUTOGRAD_ATTRIBUTES | GRAD_MODES)}
+    named = AUTOGRAD_ATTRIBUTES | GRAD_MODES | GRAPH_ATTRIBUTES
+    uses = {f".{a}" for a in _attribute_names(statements) & named}
     for node in _nodes(statements):
+        if isinstance(node, ast.Constant) and node.value in named:  # getattr(torch, "autograd")
+            uses.add(repr(node.value))
         if isinstance(node, ast.Name) and node.id in {"autograd", "functorch"} | GRAD_MODES:
             uses.add(node.id)
         elif isinstance(node, ast.Attribute) and node.attr == "func" and _root(node) == "torch":
@@ -379,6 +385,7 @@ def _is_torch_path(node: ast.AST) -> bool:
 
 def _reaches_internals(tree: ast.Module, torch_names: set[str]) -> str | None:
     """How the cell reaches for the interpreter's or the grader's internals, or None."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names]
@@ -391,6 +398,8 @@ def _reaches_internals(tree: ast.Module, torch_names: set[str]) -> str | None:
                     return f"imports {module}"
                 if top == "grader" and module != "grader.checks":
                     return f"imports {module}"
+        elif isinstance(node, ast.Name) and node.id in NAME_BUILTINS and id(node) not in called:
+            return f"passes {node.id} around as a value"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name in INTERNAL_CALLS:

@@ -190,3 +190,26 @@ def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_their
     lesson_cell.source += "\nimport ctypes"
     reading = how.read(nb, how.rules(probes_file(L3).read_text(), nb), _lesson_code(L3))
     assert "imports ctypes" in reading.flags.values()
+
+
+RED_TEAM = {
+    "autograd named in strings": "_ag = getattr(torch, 'autograd')\n_grad = getattr(_ag, 'grad')\n"
+    "def dz_dx(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
+    "    return _grad(3 * (2 * t + 3) ** 2, t)[0]\n",
+    "getattr passed around": "import functools\n"
+    "_grad = functools.reduce(getattr, ['auto' + 'grad', 'gr' + 'ad'], torch)\n"
+    "def dz_dx(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
+    "    return _grad(3 * (2 * t + 3) ** 2, t)[0]\n",
+    "backward nodes walked in a thread": "from concurrent.futures import ThreadPoolExecutor\n"
+    "def _walk(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
+    "    f = (3 * (2 * t + 3) ** 2).grad_fn\n    return f(torch.tensor(1.0))\n"
+    "def dz_dx(x):\n    with ThreadPoolExecutor(1) as pool:\n"
+    "        return pool.submit(_walk, x).result()\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(RED_TEAM))
+def test_what_a_red_team_tried_against_by_hand_earns_nothing(case):
+    """Autograd named only in strings, getattr passed as a value, and autograd's own nodes called
+    in a thread (which runs with autograd on whatever the caller set): each found by hand."""
+    assert "test_dz_dx" in _read(L3, {"dz_dx": RED_TEAM[case]}).problems
