@@ -116,8 +116,9 @@ def autograde_submission(
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
         with timings.step("judge"):
-            lesson_code = _lesson_code(release / f"{lesson}.ipynb")
-            reading = how.read(nb, how.rules(probes["source"], nb), lesson_code)
+            lesson_nb = _source_notebook(release / f"{lesson}.ipynb")
+            lesson_code = frozenset(c.source for c in lesson_nb.cells if is_lesson_code(c))
+            reading = how.read(nb, how.rules(probes["source"], lesson_nb), lesson_code)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
     timings.update(report.timings)
@@ -161,15 +162,14 @@ def autograde_submission(
     return graded(saved)
 
 
-def _lesson_code(source: Path) -> frozenset[str]:
-    """The instructor's lesson code cells of the lesson's source notebook (read once per change)."""
-    return _lesson_code_of(str(source), source.stat().st_mtime_ns)
+def _source_notebook(source: Path):
+    """The lesson's source notebook, the instructor's (read once per change; not to be changed)."""
+    return _source_notebook_at(str(source), source.stat().st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=64)
-def _lesson_code_of(path: str, _mtime: int) -> frozenset[str]:
-    cells = nbformat.read(path, as_version=4).cells
-    return frozenset(c.source for c in cells if is_lesson_code(c))
+def _source_notebook_at(path: str, _mtime: int):
+    return nbformat.read(path, as_version=4)
 
 
 def _runs(cell, probes, config) -> str:

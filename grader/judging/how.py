@@ -15,9 +15,10 @@ the notebook it refers to, is read for what it calls:
 An answer cell that reaches for the interpreter's or the grader's internals (frames, `gc`,
 `ctypes`, IPython's shell, `grader` beyond `grader.checks`, function internals such as
 `__defaults__`, computed attribute names or assignments on torch) earns nothing for its exercise
-and is flagged for the instructor. What a static reading cannot promise: that an answer which
-calls autograd takes its result from it (a formula beside a throwaway `backward()` that measures
-how the grader scales gradients still refers to autograd).
+and is flagged for the instructor. A "using autograd" answer must also take its result from
+autograd (`gradient_flow`). What a static reading cannot promise: that the computation an answer
+differentiates is the exercise's (a leaf times a formula typed by hand has that formula as its
+gradient).
 """
 
 import ast
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from IPython.core.inputtransformer2 import TransformerManager
 
 from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
+from grader.judging import gradient_flow
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 HOOKS = "hooks_registered"
@@ -69,6 +71,7 @@ class Rule:
     test: str
     function: str
     how: str
+    returns_gradient: bool = False  # the solution's function returns what autograd computed
 
 
 @dataclass(frozen=True)
@@ -80,16 +83,23 @@ class Reading:
     flags: dict[str, str]
 
 
-def rules(probes_source: str, nb) -> tuple[Rule, ...]:
-    """The "how" rules of a lesson. A probe's `by_hand(student.f, …)` runs f with autograd
-    forbidden, and its `hooks_registered(student.f, …)` counts f's hooks; a test cell's
-    `call_with_autograd(f, …)` (the wording's "using autograd") requires autograd."""
-    tests = tuple((test, nb.cells[index].source) for index, test in autograded_tests(nb).items())
-    return _rules(probes_source, tests)
+def rules(probes_source: str, source_nb) -> tuple[Rule, ...]:
+    """The "how" rules of a lesson, read from its source notebook. A probe's
+    `by_hand(student.f, …)` runs f with autograd forbidden, and its `hooks_registered(student.f,
+    …)` counts f's hooks; a test cell's `call_with_autograd(f, …)` (the wording's "using
+    autograd") requires autograd, and the solution's f says whether f returns a gradient."""
+    cells = source_nb.cells
+    tests = tuple(
+        (test, cells[index].source) for index, test in autograded_tests(source_nb).items()
+    )
+    code = tuple(c.source for c in cells if is_answer(c) or is_lesson_code(c))
+    return _rules(probes_source, tests, code)
 
 
 @functools.lru_cache(maxsize=64)  # the same for every submission of a lesson
-def _rules(probes_source: str, tests: tuple[tuple[str, str], ...]) -> tuple[Rule, ...]:
+def _rules(
+    probes_source: str, tests: tuple[tuple[str, str], ...], code: tuple[str, ...]
+) -> tuple[Rule, ...]:
     found = []
     for probe in ast.parse(probes_source).body:
         if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
@@ -105,6 +115,12 @@ def _rules(probes_source: str, tests: tuple[tuple[str, str], ...]) -> tuple[Rule
         for call in _calls(tree, {"call_with_autograd"}) if tree else []:
             if call.args and _name(call.args[0]):
                 found.append(Rule(test, _name(call.args[0]), USING_AUTOGRAD))
+    bindings = _bindings(list(filter(None, map(_parse, code))))
+    for index, rule in enumerate(found):
+        solution = gradient_flow.defined(rule.function, bindings)
+        if rule.how == USING_AUTOGRAD and solution:
+            returns = gradient_flow.returns_gradient(solution, bindings)
+            found[index] = Rule(rule.test, rule.function, rule.how, returns)
     return tuple(dict.fromkeys(found))
 
 
@@ -158,6 +174,14 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
         # the student's own definition, where there is one (a lesson cell may show another)
         own = answers.get(rule.function) or bindings[rule.function]
         problem = _breaks(rule, _closure(own, bindings))
+        function = gradient_flow.defined(rule.function, {rule.function: own})
+        if not problem and rule.how == USING_AUTOGRAD and function:
+            made = gradient_flow.hand_made(function, bindings, rule.returns_gradient)
+            problem = made and (
+                f"the exercise asks for this using autograd, but the code {made}: "
+                "take the result from the gradient autograd computes for what the function "
+                "computes"
+            )
         if problem:
             problems[rule.test] = problem
     return Reading(problems, flags)

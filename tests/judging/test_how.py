@@ -25,11 +25,12 @@ L3, L5, L7 = (
 
 def _read(lesson: str, answers: dict[str, str]) -> how.Reading:
     """The reading of the lesson's solution with some answer cells replaced."""
-    nb = copy.deepcopy(nbformat.read(solution_notebook(lesson), as_version=4))
+    source = nbformat.read(solution_notebook(lesson), as_version=4)
+    nb = copy.deepcopy(source)
     for cell in nb.cells:
         if grade_id(cell) in answers:
             cell.source = answers[grade_id(cell)]
-    return how.read(nb, how.rules(probes_file(lesson).read_text(), nb), _lesson_code(lesson))
+    return how.read(nb, how.rules(probes_file(lesson).read_text(), source), _lesson_code(lesson))
 
 
 def _lesson_code(lesson: str) -> frozenset[str]:
@@ -174,6 +175,59 @@ def test_autograd_on_a_throwaway_leaf_does_not_count_as_using_autograd():
         "    (g,) = slope(((w * xs - ts) ** 2).sum(), w)\n    return g\n",
     ):
         assert "test_nonscalar_error" not in _read(L3, {"nonscalar_error": answer}).problems, answer
+
+
+SOFTPLUS = "torch.sigmoid(x)"  # the gradient of sum(log(1 + exp(x))), by hand
+LEAF = "    s = x.clone().requires_grad_()\n    (s * 1.0).sum().backward()\n"
+HAND_MADE_RESULTS = {
+    "a formula times a gradient": f"{LEAF}    return {SOFTPLUS} * s.grad\n",
+    "a formula times the scale as a number": f"{LEAF}    k = s.grad[0].item()\n"
+    f"    return {SOFTPLUS} * k\n",
+    "a formula times a constant": f"{LEAF}    return {SOFTPLUS} * 1.25\n",
+    "torch.mul": f"{LEAF}    return torch.mul(s.grad, {SOFTPLUS})\n",
+    "the product in a helper": f"{LEAF}    return _times({SOFTPLUS}, s.grad)\n",
+    "written into the gradient": f"{LEAF}    out = s.grad.clone()\n    out.copy_({SOFTPLUS})\n"
+    "    return out\n",
+    "assigned to .grad": f"{LEAF}    s.grad = {SOFTPLUS} * 1.25\n    return s.grad\n",
+    "a hook that returns the formula": "    s = x.clone().requires_grad_()\n"
+    f"    s.register_hook(lambda g: {SOFTPLUS} * 1.25)\n    s.sum().backward()\n"
+    "    return s.grad\n",
+    "the formula as the gradient to start from": "    s = x.clone().requires_grad_()\n"
+    f"    s.backward({SOFTPLUS})\n    return s.grad\n",
+}
+
+
+@pytest.mark.parametrize("trick", sorted(HAND_MADE_RESULTS))
+def test_a_result_autograd_did_not_produce_earns_nothing(trick):
+    """Calling autograd beside a formula typed by hand, and taking from autograd only a factor
+    (the grader's scale, however it is measured or spelled), does not count as using autograd:
+    the result must come from the gradient autograd computes."""
+    helper = "def _times(a, b):\n    return a * b\n\n\n"
+    answer = f"{helper}def softplus_grad(x):\n{HAND_MADE_RESULTS[trick]}"
+    problem = _read(L7, {"fix_inplace": answer}).problems.get("test_fix_inplace", "")
+    assert "using autograd" in problem and "take the result from the gradient" in problem
+
+
+def test_the_red_team_scale_trick_and_hand_updates_earn_nothing():
+    """The named attack (a leaf made from an input's value, its gradient as the scale) and the
+    same trick in updates: parameters moved by a formula, or a formula written into .grad for
+    the optimizer."""
+    scale = (
+        "def error_grad(w, xs, ts):\n    s = torch.tensor(float(w), requires_grad=True)\n"
+        "    (s * 1.0).backward()\n    return 2 * ((w * xs - ts) * xs).sum() * float(s.grad)\n"
+    )
+    assert "combines" in _read(L3, {"nonscalar_error": scale}).problems["test_nonscalar_error"]
+    step = (
+        "def gradient_descent(f, x0, lr, steps):\n"
+        "    x = torch.tensor(float(x0), requires_grad=True)\n"
+        "    for _ in range(steps):\n        f(x).backward()\n        with torch.no_grad():\n"
+        "            x -= lr * 1.25 * {slope}\n        x.grad = None\n    return x.item()\n"
+    )
+    hand = step.format(slope="(f(x + 1e-3) - f(x - 1e-3)) / 2e-3")
+    assert (
+        "using autograd" in _read(L5, {"gradient_descent": hand}).problems["test_gradient_descent"]
+    )
+    assert _read(L5, {"gradient_descent": step.format(slope="x.grad")}).problems == {}
 
 
 def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_theirs():
