@@ -7,6 +7,7 @@ warnings raised while a check calls student code are swallowed here.
 
 import math
 import random
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 
@@ -28,6 +29,29 @@ NOT_WRITTEN = (
     "{name} is not written yet: in its answer cell, replace the line "
     "`raise NotImplementedError(...)` with your code, run that cell, then run this test again."
 )
+RUN_ABOVE = (
+    "Run the cells above this one first (after a kernel restart: Run > Run All Above Selected "
+    "Cell), then this cell again."
+)
+
+
+def _explain_names_not_defined() -> None:
+    """In a notebook, a name that is not defined (a cell above not run, or a kernel restarted)
+    says which cells to run."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython else None
+    if shell is None or NameError in shell.custom_exceptions:
+        return
+
+    def explain(shell, etype, value, tb, tb_offset=None):
+        value.args = (f"{value}. {RUN_ABOVE}",)
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        return []
+
+    shell.set_custom_exc((NameError,), explain)
+
+
+_explain_names_not_defined()
 
 
 def require(condition: bool, explanation: str) -> None:
@@ -100,6 +124,10 @@ def _failed_call(name: str, args: tuple, error: Exception) -> CheckFailed:
     back, and what to do."""
     if isinstance(error, NotImplementedError):
         return CheckFailed(NOT_WRITTEN.format(name=name))
+    if isinstance(error, NameError):
+        return CheckFailed(
+            f"{name} uses {error.name or 'a name'}, which is not defined. {RUN_ABOVE}"
+        )
     shown = ", ".join(repr(a) for a in args)
     return CheckFailed(
         f"{name}({shown}) raised {type(error).__name__}: {error}. "

@@ -30,6 +30,7 @@ BUILTIN_ERRORS = frozenset(
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+HOW_WORDS = ("autograd", "hook", "optimizer")  # observations of how an answer works
 ADVICE = (
     "This test passed in your notebook, so your answer may fit only the visible example (a "
     "number or tensor written into the code, or a special case) or, where the exercise asks for "
@@ -58,9 +59,12 @@ def verdict(reference: list, reported) -> str | None:
 
 
 def _compare(reference: list, reported) -> str | None:
-    """What differs, in words chosen here: the reference's label and the kind of problem only."""
+    """What differs, in words chosen here: the reference's label and the kind of problem only.
+    How the answer works (whether it called autograd, registered a hook, stepped an optimizer)
+    is named first: values that differ because of it are explained by it."""
     if not isinstance(reported, list):
         return "no observations came back from the submission"
+    differences = []
     for position, (label, wanted, rule) in enumerate(reference):
         item = reported[position] if position < len(reported) else None
         if not isinstance(item, list) or len(item) < 2:
@@ -70,10 +74,17 @@ def _compare(reference: list, reported) -> str | None:
         if item[0] != label:
             return f"{label}: something else was reported in its place"
         if not _matches(wanted, item[1], rule):
-            return f"{label}: the value differs from what a correct answer gives"
+            differences.append(_difference(label, wanted))
     if len(reported) > len(reference):
         return "more observations came back than the test asks for"
-    return None
+    how = [text for text in differences if any(word in text for word in HOW_WORDS)]
+    return (how + differences)[0] if differences else None
+
+
+def _difference(label: str, wanted) -> str:
+    if wanted is True and any(word in label for word in HOW_WORDS):
+        return f"{label}: no, but the exercise asks for it, and a correct answer does"
+    return f"{label}: the value differs from what a correct answer gives"
 
 
 def _matches(wanted, got, rule: dict) -> bool:

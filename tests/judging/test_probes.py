@@ -87,6 +87,18 @@ def test_missing_extra_renamed_and_failed_observations_fail():
     assert stopped == "answer: the code stopped with NotImplementedError"
 
 
+def test_how_an_answer_works_is_named_before_the_values_it_changed():
+    """A formula that skipped autograd gives values off by the grader's scale: the explanation
+    says autograd was not called, not just that the values differ."""
+    rule = {"rtol": 1e-4, "atol": 1e-5}
+    expected = [["f(x)", 1.25, rule], ["f called autograd", True, rule]]
+    problem = verdict(expected, [["f(x)", 1.0], ["f called autograd", False]])
+    assert (
+        problem == "f called autograd: no, but the exercise asks for it, and a correct answer does"
+    )
+    assert "value differs" in verdict(expected, [["f(x)", 1.0], ["f called autograd", True]])
+
+
 SECRET = "def test_make_leaf(student, observe, draw):"
 
 

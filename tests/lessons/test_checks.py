@@ -2,6 +2,8 @@
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import numpy
 import pytest
@@ -29,6 +31,24 @@ from grader.checks import (
 
 def _seed_o(x):
     return 0.5 * (5 * (x + 1) ** 2).sum()
+
+
+def test_a_name_not_defined_says_which_cells_to_run():
+    """After a kernel restart, a test cell that meets a name no cell defined yet (its own, or
+    one the answer uses) says to run the cells above, instead of a bare NameError."""
+    script = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "shell.run_cell('from grader.checks import call')\n"
+        "shell.run_cell('batch_gradients')\n"
+        "shell.run_cell('def f(x):\\n    return torch.ones(1)')\n"
+        "shell.run_cell('call(f, 1, name=\"f\")')\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert "name 'batch_gradients' is not defined. Run the cells above this one first" in shown
+    assert "f uses torch, which is not defined. Run the cells above this one first" in shown
 
 
 def test_check_grad_passes_the_seed_gradient():
