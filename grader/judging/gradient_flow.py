@@ -3,42 +3,63 @@
 Each value the function computes gets an origin: *data* (its inputs, and copies of them),
 *gradient* (what autograd returns: a `.grad`, `torch.autograd.grad`, `torch.func.grad(f)(x)`, a
 hook's argument) or *hand* (computed from the data without autograd). A gradient may be scaled
-by data as given (`lr * w.grad`, `w.grad / k`), clipped, cloned or stacked. What the rule refuses
-is a result that autograd did not produce:
+by data as given (`lr * w.grad`, `w.grad / k`), clipped, summed, cloned or stacked; any other
+function of it is worked out by hand. What the rule refuses is a result autograd did not produce:
 
 - a gradient combined with a value worked out by hand (`formula * x.grad`), so that autograd
   only supplies a factor;
-- a returned value, an in-place update of an input, a `.grad` written, or a hook's result that
-  holds no gradient (`return formula`, `w -= lr * formula`, `w.grad = formula`);
+- a returned value, an in-place update of an input, a `.grad` written, or a hook's result worked
+  out by hand (`return formula`, `w -= lr * formula`, `w.grad = formula`);
 - a hand-made value given to autograd as the gradient to start from (`y.backward(formula)`).
 
-Returns are held to it where the solution returns a gradient (the lesson says what to return).
 The origins are flow-insensitive: a name holds every origin any of its assignments gives it.
 """
 
 import ast
+import collections
 from collections.abc import Iterator
 
 GRADIENT, DATA, HAND = "gradient", "data", "hand"
+MOVED = "moved"  # data moved by a gradient (x - lr * x.grad, optimizer.step()): a result, and data
 NOTHING: frozenset = frozenset()
+FROM_AUTOGRAD = {GRADIENT, MOVED}
 
-GRADIENT_CALLS = {"grad", "jacobian", "hessian", "vjp", "jvp", "vhp", "hvp", "jacrev", "jacfwd"}
+# Reverse mode only: the grader checks "using autograd" by scaling the gradients reverse mode
+# computes, which forward mode (jvp, jacfwd) never sees.
+GRADIENT_CALLS = {"grad", "jacobian", "hessian", "vjp", "vhp", "hvp", "jacrev", "grad_and_value"}
 EMPTY_CALLS = {
-    "ones_like", "zeros_like", "empty_like", "ones", "zeros", "empty", "len", "range", "size",
-    "numel", "dim", "isinstance", "type", "print", "is_tensor",
+    "ones_like", "zeros_like", "empty_like", "ones", "zeros", "empty", "new_ones", "new_zeros",
+    "new_empty", "len", "range", "size", "numel", "nelement", "dim", "isinstance", "print",
+    "is_tensor",
 }  # fmt: skip
+FILLED_CALLS = {"full", "full_like", "new_full"}  # as empty as the value they are filled with
 COPYING_CALLS = {
     "clone", "detach", "detach_", "requires_grad_", "tensor", "as_tensor", "from_numpy", "float",
     "double", "half", "int", "to", "cpu", "contiguous", "view", "view_as", "reshape",
     "reshape_as", "flatten", "squeeze", "unsqueeze", "expand", "expand_as", "item", "tolist",
     "numpy", "list", "tuple", "stack", "cat", "chunk", "split", "unbind", "zip", "enumerate",
-    "reversed", "t", "transpose", "permute", "retain_grad", "copy", "deepcopy",
+    "reversed", "t", "transpose", "permute", "retain_grad", "copy", "deepcopy", "type",
+    "ravel", "broadcast_to", "atleast_1d", "vmap", "dict", "values", "items", "parameters",
+    "named_parameters", "buffers", "children", "modules", "get_parameter", "state_dict", "keys",
+}  # fmt: skip
+SHAPED_LIKE = {"type_as", "view_as", "reshape_as", "expand_as"}  # only the shape of the other
+# What a gradient stays a gradient through, besides copies and arithmetic: sums, clipping,
+# selection and linear maps. Any other function of a gradient is worked out by hand.
+GRADIENT_KEEPING = {
+    "sum", "mean", "neg", "abs", "sign", "clamp", "clip", "where", "maximum", "minimum", "max",
+    "min", "norm", "matmul", "mm", "mv", "bmm", "einsum", "tensordot", "diagonal", "diag", "add",
+    "sub", "mul", "div", "true_divide", "multiply", "divide", "index_select", "gather",
+    "sum_to_size", "masked_fill", "nan_to_num", "clamp_", "clip_", "mul_", "div_", "add_",
+    "sub_", "copy_", "zero_", "neg_", "append", "extend", "vector_norm", "sqrt", "rsqrt",
+    "reciprocal", "pow", "square",
 }  # fmt: skip
 BOOKKEEPING_CALLS = {"len", "int", "float", "abs", "min", "max", "round"}
 EMPTY_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "is_leaf", "requires_grad", "grad_fn"}
-GROWING_METHODS = {"append", "extend", "insert", "add"}
+GROWING_METHODS = {"append", "extend", "insert", "update", "setdefault"}
 NOT_WRITES = {"requires_grad_", "retain_grad", "detach_", "zero_"}
 SEEDS = {"gradient", "grad_tensors", "grad_outputs"}
+OPTIMIZERS = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "LBFGS"}
+MODULE_LIKE = {"autograd", "torch", "Tensor"}  # torch.Tensor.backward(t, …) is t.backward(…)
 ROUNDS = 4  # values computed from values computed from …, until nothing changes
 DEPTH = 3  # helper functions called from helper functions
 
@@ -47,7 +68,7 @@ def returns_gradient(function: ast.AST, bindings: dict) -> bool:
     """Whether every value `function` returns holds a gradient (read from the solution)."""
     flow = Flow(function, bindings, autograd_names(bindings))
     returned = list(flow.returned())
-    return bool(returned) and all(GRADIENT in origin for _, origin in returned)
+    return bool(returned) and all(origin & FROM_AUTOGRAD for _, origin in returned)
 
 
 def hand_made(function: ast.AST, bindings: dict, must_return_gradient: bool) -> str | None:
@@ -56,9 +77,23 @@ def hand_made(function: ast.AST, bindings: dict, must_return_gradient: bool) -> 
     flow.check()
     if must_return_gradient:
         for node, origin in flow.returned():
-            if GRADIENT not in origin and origin:
+            if HAND in origin and not origin & FROM_AUTOGRAD:
                 flow.problems.append(f"returns {_shown(node)}, which no gradient went into")
     return flow.problems[0] if flow.problems else None
+
+
+def defined(name: str, bindings: dict, seen: frozenset = frozenset()) -> ast.AST | None:
+    """The function the notebook last binds to `name`: a def without decorators, a lambda, or
+    what another name it is given names (`f = _impl`); None when it is none of these."""
+    statements = bindings.get(name, [])
+    last = statements[-1] if statements else None
+    if isinstance(last, ast.FunctionDef):
+        return None if last.decorator_list else last
+    if isinstance(last, ast.Assign) and isinstance(last.value, ast.Lambda):
+        return last.value
+    if isinstance(last, ast.Assign) and isinstance(last.value, ast.Name) and name not in seen:
+        return defined(last.value.id, bindings, seen | {name})
+    return None
 
 
 def autograd_names(bindings: dict) -> set[str]:
@@ -66,9 +101,10 @@ def autograd_names(bindings: dict) -> set[str]:
     names = set(GRADIENT_CALLS)
     for statements in bindings.values():
         for statement in statements:
-            if isinstance(statement, ast.ImportFrom) and "autograd" in (statement.module or ""):
-                names |= {a.asname or a.name for a in statement.names}
-            if isinstance(statement, ast.ImportFrom) and (statement.module or "") == "torch.func":
+            module = getattr(statement, "module", None) or ""
+            if isinstance(statement, ast.ImportFrom) and (
+                "autograd" in module or module == "torch.func"
+            ):
                 names |= {a.asname or a.name for a in statement.names}
     return names
 
@@ -76,31 +112,23 @@ def autograd_names(bindings: dict) -> set[str]:
 class Flow:
     """The origins of the values one function computes, and what it does with them."""
 
-    def __init__(self, function, bindings, autograd, arguments=None, depth=0):
-        self.function, self.bindings, self.autograd, self.depth = (
-            function,
-            bindings,
-            autograd,
-            depth,
-        )
-        self.problems: list[str] = []
-        self.checking = False
-        parameters = _parameters(function)
-        given = arguments or [frozenset({DATA})] * len(parameters)
-        self.env = {
-            name: frozenset(origin) for name, origin in zip(parameters, given, strict=False)
-        }
-        for name in parameters[len(given) :]:
-            self.env[name] = frozenset({DATA})
-        for hook in self._hooks():
-            for name in _parameters(hook):
-                self.env[name] = frozenset({GRADIENT})
+    def __init__(self, function, bindings, autograd, arguments=None, depth=0, outer=None):
+        self.function, self.bindings, self.autograd = function, bindings, autograd
+        self.depth, self.problems, self.checking = depth, [], False
+        self.parameters = _parameters(function)
+        given = list(arguments or [])
+        given += [frozenset({DATA})] * (len(self.parameters) - len(given))
+        start = dict(outer or {})
+        start.update(zip(self.parameters, map(frozenset, given), strict=False))
+        self.env = self._bound = start
         self.leaves = self._leaves()
-        for _ in range(ROUNDS):
-            before = dict(self.env)
-            for node in ast.walk(function):
+        for _ in range(ROUNDS):  # each round binds anew, in the order the code runs
+            found, self._bound = self.env, {}
+            self.env = collections.ChainMap(self._bound, found)  # this round's names first
+            for node in _own_nodes(function):
                 self._bind(node)
-            if before == self.env:
+            self.env = {**start, **self._bound}
+            if self.env == found:
                 break
 
     # -- what the function does ---------------------------------------------------------------
@@ -108,12 +136,7 @@ class Flow:
     def returned(self) -> Iterator[tuple[ast.AST, frozenset]]:
         """Each value the function returns (each item of a returned tuple or list), with its
         origin."""
-        values = (
-            [self.function.body]
-            if isinstance(self.function, ast.Lambda)
-            else [node.value for node in _own_nodes(self.function) if isinstance(node, ast.Return)]
-        )
-        for value in filter(None, values):
+        for value in _returns(self.function):
             items = value.elts if isinstance(value, ast.Tuple | ast.List) else [value]
             for item in items:
                 yield item, self.origin(item)
@@ -121,47 +144,72 @@ class Flow:
     def check(self) -> None:
         """Record every way the function's results do not come from autograd."""
         self.checking = True
-        for node in ast.walk(self.function):
+        for node in _own_nodes(self.function):
             if isinstance(node, ast.expr):
                 self.origin(node)  # records gradients mixed with values worked out by hand
             if isinstance(node, ast.AugAssign):
-                self._written(node.target, self._combined([node.target, node.value]))
+                self._written(node.target, self._augmented(node))
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
-                    if isinstance(target, ast.Attribute | ast.Subscript):
-                        self._written(target, self.origin(node.value))
+                    self._write_targets(target, node.value)
             elif isinstance(node, ast.Call):
                 self._seeded(node)
-                method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
-                if method.endswith("_") and method not in NOT_WRITES:
-                    self._written(node.func.value, self._combined([node.func.value, *_args(node)]))
+                self._called_in_place(node)
+                written = _setattr_target(node)
+                if written is not None:
+                    self._written(written, self.origin(node.args[2]))
         for hook in self._hooks():
-            for value in _returns(hook):
-                origin = self.origin(value)
-                if origin and GRADIENT not in origin:
+            inner = Flow(hook, self.bindings, self.autograd, [{GRADIENT}], self.depth, self.env)
+            inner.check()
+            self.problems += inner.problems
+            for value, origin in inner.returned():
+                if HAND in origin and not origin & FROM_AUTOGRAD:
                     self.problems.append(f"has a hook return {_shown(value)}, not the gradient")
 
+    def _write_targets(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Tuple | ast.List):
+            values = value.elts if _same_length(target, value) else [value] * len(target.elts)
+            for item, item_value in zip(target.elts, values, strict=True):
+                self._write_targets(item, item_value)
+        elif isinstance(target, ast.Attribute | ast.Subscript):
+            self._written(target, self.origin(value))
+
+    def _called_in_place(self, call: ast.Call) -> None:
+        """`t.sub_(…)`, `torch.Tensor.sub_(t, …)` and `torch.mul(…, out=t)` write into t."""
+        method = _called(call.func) or ""
+        is_method = isinstance(call.func, ast.Attribute)
+        on_module = is_method and _called(call.func.value) in MODULE_LIKE
+        if method.endswith("_") and method not in NOT_WRITES and is_method:
+            target = call.args[0] if on_module and call.args else call.func.value
+            rest = call.args[1:] if on_module else call.args
+            rest = [*rest, *(kw.value for kw in call.keywords)]
+            self._written(target, self._in_place(method, target, rest))
+        for keyword in call.keywords:
+            if keyword.arg == "out":
+                self._written(keyword.value, self.origin(call))
+
     def _written(self, target: ast.AST, origin: frozenset) -> None:
-        """A write into an input (or its `.grad`) must hold a gradient, unless it is a constant."""
+        """A write into an input (or a `.grad`) must not be worked out by hand."""
         is_grad = isinstance(target, ast.Attribute) and target.attr in {"grad", "data"}
         root = _root_name(target)
-        if not (is_grad or (root and self.env.get(root, NOTHING) & {DATA, GRADIENT})):
+        if not (is_grad or (root and self.env.get(root, NOTHING) & {DATA, *FROM_AUTOGRAD})):
             return
-        if origin and GRADIENT not in origin:
+        if HAND in origin and not origin & FROM_AUTOGRAD:
             self.problems.append(f"writes into {_shown(target)} a value no gradient went into")
 
     def _seeded(self, call: ast.Call) -> None:
         """The gradient autograd starts from must not be worked out by hand."""
         name = _called(call.func)
-        seeds = [kw.value for kw in call.keywords if kw.arg in SEEDS]
+        args = _expanded(call.args)
+        keywords = _expanded_keywords(call.keywords)
+        seeds = [value for key, value in keywords if key in SEEDS]
         if name == "backward":  # tensor.backward(seed), torch.autograd.backward(tensor, seed)
-            on_tensor = isinstance(call.func, ast.Attribute) and _called(call.func.value) not in {
-                "autograd",
-                "torch",
-            }
-            seeds += call.args[0:1] if on_tensor else call.args[1:2]
-        if name == "grad" and len(call.args) > 2:
-            seeds.append(call.args[2])
+            on_module = isinstance(call.func, ast.Name) or (
+                isinstance(call.func, ast.Attribute) and _called(call.func.value) in MODULE_LIKE
+            )
+            seeds += args[1:2] if on_module else args[0:1]
+        if name in self.autograd and name == "grad" and len(args) > 2:
+            seeds.append(args[2])
         for seed in seeds:
             if HAND in self.origin(seed):
                 self.problems.append(f"starts autograd from {_shown(seed)}, worked out by hand")
@@ -171,30 +219,50 @@ class Flow:
     def origin(self, node: ast.AST) -> frozenset:
         """Where the value of the expression `node` comes from."""
         if isinstance(node, ast.Name):
-            return self.env.get(node.id, NOTHING)
+            return self.env.get(node.id, self._notebook_value(node.id))
         if isinstance(node, ast.Attribute):
-            if node.attr == "grad":
+            if node.attr == "grad" and self._holds_leaves(node.value):
                 return frozenset({GRADIENT})
             return NOTHING if node.attr in EMPTY_ATTRIBUTES else self.origin(node.value)
-        if isinstance(node, ast.Subscript | ast.Starred | ast.NamedExpr):
-            return self.origin(node.value)
-        if isinstance(node, ast.UnaryOp):
-            return self.origin(node.operand)
+        if isinstance(node, ast.Subscript):
+            return self._item(node)
+        if isinstance(node, ast.Starred | ast.NamedExpr | ast.UnaryOp):
+            return self.origin(node.operand if isinstance(node, ast.UnaryOp) else node.value)
         if isinstance(node, ast.BinOp):
             if self._bookkeeping(node):
                 return frozenset({DATA})
-            return self._combined([node.left, node.right])
+            additive = isinstance(node.op, ast.Add | ast.Sub)
+            return self._combined([node.left, node.right], additive=additive)
         if isinstance(node, ast.Call):
             return self._called_origin(node)
-        if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            return _union(self.origin(item) for item in node.elts)
-        if isinstance(node, ast.Dict):
-            return _union(self.origin(item) for item in node.values if item is not None)
-        if isinstance(node, ast.IfExp):
-            return self.origin(node.body) | self.origin(node.orelse)
-        if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
-            return self.origin(node.elt)
-        return NOTHING  # constants, comparisons, functions, strings
+        if isinstance(node, ast.Lambda):
+            return self.origin(node.body)
+        if isinstance(node, ast.Constant):
+            return NOTHING
+        return _union(self.origin(child) for child in _expressions(node))
+
+    def _notebook_value(self, name: str) -> frozenset:
+        """A name the notebook binds to a value (not a module, function or class) is data."""
+        statements = self.bindings.get(name, [])
+        values = [
+            s for s in statements if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign)
+        ]
+        is_function = defined(name, self.bindings) is not None
+        return frozenset({DATA}) if values and not is_function else NOTHING
+
+    def _item(self, node: ast.Subscript) -> frozenset:
+        """`(a, b)[1]` is b; any other item holds what its container holds."""
+        index, items = node.slice, getattr(node.value, "elts", None)
+        constant = isinstance(index, ast.Constant) and isinstance(index.value, int)
+        if items is not None and constant and -len(items) <= index.value < len(items):
+            return self.origin(items[index.value])
+        return self.origin(node.value)
+
+    def _holds_leaves(self, node: ast.AST) -> bool:
+        """Whether `node.grad` is a gradient autograd wrote: the `.grad` of an input, a copy of
+        one, a leaf of the function's own, or a tensor it kept the gradient of."""
+        is_leaf = isinstance(node, ast.Name) and node.id in self.leaves
+        return is_leaf or HAND not in self.origin(node)
 
     def _called_origin(self, call: ast.Call) -> frozenset:
         func = call.func
@@ -202,38 +270,68 @@ class Flow:
         inner = _called(func.func) if isinstance(func, ast.Call) else None  # torch.func.grad(f)(x)
         if name in self.autograd or inner in self.autograd:
             return frozenset({GRADIENT})
-        if isinstance(func, ast.Name) and GRADIENT in self.env.get(func.id, NOTHING):
+        callee = NOTHING if isinstance(func, ast.Attribute) else self.origin(func)
+        if GRADIENT in callee:
             return frozenset({GRADIENT})  # slope = torch.func.grad(f); slope(x)
         if name in EMPTY_CALLS:
             return NOTHING
         receiver = [func.value] if isinstance(func, ast.Attribute) else []
+        arguments = [*call.args, *(kw.value for kw in call.keywords)]
+        if name in FILLED_CALLS:
+            return _union(self.origin(a) for a in arguments[1:])
+        if name in SHAPED_LIKE and receiver:
+            return self.origin(receiver[0])
         if name in COPYING_CALLS:
-            return _union(self.origin(part) for part in [*receiver, *_args(call)])
+            return _union(self.origin(part) for part in [*receiver, *arguments])
+        if name in GROWING_METHODS and receiver:
+            return NOTHING  # list.append(...) returns None
         helper = self._helper(func)
         if helper is not None:
             return self._helper_origin(helper, call)
-        return self._combined([*receiver, *_args(call)])
+        operands = [*receiver, *arguments] + ([func] if callee else [])
+        origin = self._combined(operands)
+        if GRADIENT in origin and name not in GRADIENT_KEEPING:
+            return frozenset({HAND})  # torch.sigmoid(x + 0 * s.grad) is not a gradient
+        return origin
 
-    def _combined(self, operands: list[ast.AST]) -> frozenset:
+    def _combined(self, operands: list[ast.AST], *, additive: bool = False) -> frozenset:
         """A value computed from `operands`: a gradient if one of them is, and then scaled only by
-        data as given; else worked out by hand, if any data went into it."""
+        data as given (data plus or minus a gradient is data moved by it); else worked out by
+        hand, if any data went into it."""
         origins = [self.origin(operand) for operand in operands]
         if not any(GRADIENT in origin for origin in origins):
             return frozenset({HAND}) if any(origins) else NOTHING
-        for operand, origin in zip(operands, origins, strict=True):
-            if HAND in origin and GRADIENT not in origin and self.checking:
-                self.problems.append(
-                    f"combines autograd's gradient with {_shown(operand)}, worked out by hand"
-                )
-        mixed = any(HAND in origin for origin in origins)
-        return frozenset({GRADIENT, HAND}) if mixed else frozenset({GRADIENT})
+        mixed = [o for o, origin in zip(operands, origins, strict=True) if HAND in origin]
+        if mixed and len([origin for origin in origins if origin]) > 1 and self.checking:
+            self.problems.append(
+                f"combines autograd's gradient with {_shown(mixed[0])}, worked out by hand"
+            )
+        if mixed:
+            return frozenset({GRADIENT, HAND})
+        moves = additive and any(o and GRADIENT not in o for o in origins)
+        return frozenset({MOVED}) if moves else frozenset({GRADIENT})
+
+    def _augmented(self, node: ast.AugAssign) -> frozenset:
+        """`x -= lr * x.grad`: the target, moved by the value."""
+        additive = isinstance(node.op, ast.Add | ast.Sub)
+        return self._combined([node.target, node.value], additive=additive)
+
+    def _in_place(self, method: str, target: ast.AST, rest: list[ast.AST]) -> frozenset:
+        """What `target.method(*rest)` leaves in target: a copy, or the target combined."""
+        if method in {"copy_", "set_"}:
+            return _union(self.origin(value) for value in rest[:1])
+        return self._combined([target, *rest], additive=method in {"add_", "sub_"})
 
     def _bookkeeping(self, node: ast.AST) -> bool:
-        """Arithmetic on constants and on inputs that are not differentiated (`lr / k`)."""
+        """Arithmetic on constants and on parameters that are not differentiated (`lr / k`)."""
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Name):
-            return self.env.get(node.id, NOTHING) <= {DATA} and node.id not in self.leaves
+            return (
+                node.id in self.parameters
+                and self.env.get(node.id, NOTHING) <= {DATA}
+                and node.id not in self.leaves
+            )
         if isinstance(node, ast.UnaryOp):
             return self._bookkeeping(node.operand)
         if isinstance(node, ast.BinOp):
@@ -248,33 +346,86 @@ class Flow:
         """Give the names a statement binds the origin of the value it binds them to."""
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                self._assign(target, self.origin(node.value))
+                self._assign_value(target, node.value)
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
-            self._assign(node.target, self.origin(node.value))
+            self._assign_value(node.target, node.value)
         elif isinstance(node, ast.AugAssign):
-            self._assign(node.target, self._combined([node.target, node.value]))
+            self._assign(node.target, self._augmented(node))
         elif isinstance(node, ast.For | ast.comprehension):
             self._assign(node.target, self.origin(node.iter))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             self._assign(node.optional_vars, self.origin(node.context_expr))
-        elif isinstance(node, ast.Call) and self._is_optimizer(node.func):
-            for name in {n.id for a in _args(node) for n in ast.walk(a) if isinstance(n, ast.Name)}:
-                self.env[name] = self.env.get(name, NOTHING) | {GRADIENT}  # its step() updates them
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            method, receiver = node.func.attr, node.func.value
-            if method in GROWING_METHODS or (method.endswith("_") and method not in NOT_WRITES):
-                self._assign(receiver, self._combined([receiver, *_args(node)]))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            returns = _returns(node)
+            self._bound[node.name] = _union(self.origin(value) for value in returns)
+        elif isinstance(node, ast.Call):
+            self._bind_call(node)
 
-    def _is_optimizer(self, func: ast.AST) -> bool:
-        """`torch.optim.SGD`, `optim.Adam`, or a name imported from torch.optim."""
+    def _bind_call(self, call: ast.Call) -> None:
+        if self._is_optimizer(call):
+            given = call.args[:1] + [kw.value for kw in call.keywords if kw.arg == "params"]
+            for name in {n.id for a in given for n in ast.walk(a) if isinstance(n, ast.Name)}:
+                self._bound[name] = self._bound.get(name, self._start(name)) | {MOVED}  # step()
+        elif isinstance(call.func, ast.Attribute):
+            method, receiver = call.func.attr, call.func.value
+            if _called(receiver) in MODULE_LIKE and call.args:
+                receiver = call.args[0]
+            rest = call.args[1:] if receiver is not call.func.value else call.args
+            rest = [*rest, *(kw.value for kw in call.keywords)]
+            if method in GROWING_METHODS:
+                self._assign(receiver, _union(self.origin(value) for value in rest))
+            elif method.endswith("_") and method not in NOT_WRITES:
+                self._assign(receiver, self._in_place(method, receiver, rest))
+
+    def _is_module(self, name: str | None) -> bool:
+        statements = self.bindings.get(name, []) if name else []
+        return name == "torch" or any(
+            isinstance(s, ast.Import | ast.ImportFrom) for s in statements
+        )
+
+    def _start(self, name: str) -> frozenset:
+        """What a parameter holds before the code binds it again (nothing for other names)."""
+        return frozenset({DATA}) if name in self.parameters else NOTHING
+
+    def _is_optimizer(self, call: ast.Call) -> bool:
+        """`torch.optim.SGD(…)`, `optim.Adam(…)`, a name imported from torch.optim, or what a
+        name is bound to whose `.step()` the function calls."""
+        func = call.func
+        if _called(func) in OPTIMIZERS:
+            return True
         while isinstance(func, ast.Attribute):
             if func.attr == "optim":
                 return True
             func = func.value
-        if not isinstance(func, ast.Name):
-            return False
-        imports = [s for s in self.bindings.get(func.id, []) if isinstance(s, ast.ImportFrom)]
-        return any((s.module or "").startswith("torch.optim") for s in imports)
+        if isinstance(func, ast.Name):
+            if func.id == "optim":
+                return True
+            imports = [s for s in self.bindings.get(func.id, []) if isinstance(s, ast.ImportFrom)]
+            if any((s.module or "").startswith("torch.optim") for s in imports):
+                return True
+        return self._stepped(call)
+
+    def _stepped(self, call: ast.Call) -> bool:
+        """Whether the value of `call` is bound to a name whose `.step()` is called."""
+        stepped = {
+            _root_name(n.func.value)
+            for n in _own_nodes(self.function)
+            if isinstance(n, ast.Call) and _called(n.func) == "step"
+            and isinstance(n.func, ast.Attribute)
+        }  # fmt: skip
+        return any(
+            isinstance(n, ast.Assign) and n.value is call
+            and any(_root_name(t) in stepped for t in n.targets)
+            for n in _own_nodes(self.function)
+        )  # fmt: skip
+
+    def _assign_value(self, target: ast.AST, value: ast.AST) -> None:
+        """`a, b = x, y` binds a to x and b to y; any other target takes the value's origin."""
+        if isinstance(target, ast.Tuple | ast.List) and _same_length(target, value):
+            for item, item_value in zip(target.elts, value.elts, strict=True):
+                self._assign_value(item, item_value)
+        else:
+            self._assign(target, self.origin(value))
 
     def _assign(self, target: ast.AST, origin: frozenset) -> None:
         if isinstance(target, ast.Tuple | ast.List):
@@ -284,46 +435,47 @@ class Flow:
         name = target.id if isinstance(target, ast.Name) else _root_name(target)
         if isinstance(target, ast.Attribute) and target.attr == "grad":
             return  # x.grad is read as a gradient whatever is written into it
+        if isinstance(target, ast.Call) or self._is_module(name):
+            return  # torch.exp(t).add_(…) changes a value of its own, not torch
         if name:
-            self.env[name] = self.env.get(name, NOTHING) | origin
+            self._bound[name] = self._bound.get(name, self._start(name)) | origin
 
     def _leaves(self) -> set[str]:
         """Names autograd differentiates with respect to, and the names they are made from."""
         leaves = set()
-        for node in ast.walk(self.function):
-            if isinstance(node, ast.Attribute) and node.attr in {"grad", "retain_grad"}:
+        for node in _own_nodes(self.function):
+            if isinstance(node, ast.Attribute) and node.attr == "retain_grad":
                 leaves.add(_root_name(node.value))
             elif isinstance(node, ast.Call) and _called(node.func) in self.autograd:
-                leaves |= {_root_name(a) for a in node.args[1:2]}
-                leaves |= {
-                    n.id for a in node.args[1:2] for n in ast.walk(a) if isinstance(n, ast.Name)
-                }
+                leaves |= {n.id for a in node.args[1:2] for n in ast.walk(a) if _is_name(n)}
             if isinstance(node, ast.Call) and (
                 _called(node.func) == "requires_grad_"
                 or any(kw.arg == "requires_grad" for kw in node.keywords)
             ):
-                leaves |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                leaves |= {n.id for n in ast.walk(node) if _is_name(n)}
         for _ in range(ROUNDS):
-            for node in ast.walk(self.function):
+            for node in _own_nodes(self.function):
                 if isinstance(node, ast.Assign) and any(
-                    _root_name(t) in leaves for t in node.targets
+                    isinstance(t, ast.Name) and t.id in leaves for t in node.targets
                 ):
-                    leaves |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                    leaves |= {n.id for n in ast.walk(node.value) if _is_name(n)}
         return leaves - {None}
 
     def _hooks(self) -> list[ast.AST]:
         """The functions the code registers as hooks: their argument is a gradient."""
         hooks = []
-        for node in ast.walk(self.function):
+        for node in _own_nodes(self.function):
             if isinstance(node, ast.Call) and (_called(node.func) or "").startswith("register_"):
                 for argument in node.args[:1]:
                     if isinstance(argument, ast.Lambda):
                         hooks.append(argument)
                     elif isinstance(argument, ast.Name):
-                        hooks += [
+                        local = [
                             n for n in ast.walk(self.function)
                             if isinstance(n, ast.FunctionDef) and n.name == argument.id
                         ]  # fmt: skip
+                        found = defined(argument.id, self.bindings)
+                        hooks += local or ([found] if found else [])
         return hooks
 
     def _helper(self, func: ast.AST) -> ast.AST | None:
@@ -342,14 +494,13 @@ class Flow:
         return _union(origin for _, origin in inner.returned())
 
 
-def defined(name: str, bindings: dict) -> ast.AST | None:
-    """The function (a def, or a lambda given a name) that the notebook last binds to `name`."""
-    for statement in reversed(bindings.get(name, [])):
-        if isinstance(statement, ast.FunctionDef):
-            return statement
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
-            return statement.value
-    return None
+def _setattr_target(call: ast.Call) -> ast.Attribute | None:
+    """`setattr(t, "grad", v)` written as the attribute it sets, `t.grad`."""
+    if not (_called(call.func) == "setattr" and isinstance(call.func, ast.Name)):
+        return None
+    if len(call.args) != 3 or not isinstance(call.args[1], ast.Constant):
+        return None
+    return ast.Attribute(value=call.args[0], attr=str(call.args[1].value), ctx=ast.Store())
 
 
 def _parameters(function: ast.AST) -> list[str]:
@@ -360,19 +511,64 @@ def _parameters(function: ast.AST) -> list[str]:
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function, not those of the functions defined inside it."""
-    pending = list(ast.iter_child_nodes(function))
+    """The nodes of a function, and of the functions defined inside it (they share its names),
+    in the order of the source, but not the default values of its own parameters."""
+    pending = list(function.body) if isinstance(function.body, list) else [function.body]
+    pending.reverse()
     while pending:
         node = pending.pop()
         yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            pending += ast.iter_child_nodes(node)
+        pending += reversed(list(ast.iter_child_nodes(node)))
 
 
 def _returns(function: ast.AST) -> list[ast.AST]:
+    """What the function returns (not what functions defined inside it return)."""
     if isinstance(function, ast.Lambda):
         return [function.body]
-    return [n.value for n in _own_nodes(function) if isinstance(n, ast.Return) and n.value]
+    found, pending = [], list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            pending += ast.iter_child_nodes(node)
+    return found
+
+
+def _expressions(node: ast.AST) -> list[ast.AST]:
+    return [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr)] + [
+        child.value for child in ast.iter_child_nodes(node) if isinstance(child, ast.keyword)
+    ]
+
+
+def _expanded(args: list[ast.AST]) -> list[ast.AST]:
+    """Positional arguments, a `*[a, b]` written out."""
+    out = []
+    for arg in args:
+        starred = isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Tuple | ast.List)
+        out += arg.value.elts if starred else [arg]
+    return out
+
+
+def _expanded_keywords(keywords: list[ast.keyword]) -> list[tuple[str | None, ast.AST]]:
+    """Keyword arguments, a `**{"gradient": g}` written out."""
+    out = []
+    for keyword in keywords:
+        if keyword.arg is None and isinstance(keyword.value, ast.Dict):
+            for key, value in zip(keyword.value.keys, keyword.value.values, strict=True):
+                out.append((key.value if isinstance(key, ast.Constant) else None, value))
+        else:
+            out.append((keyword.arg, keyword.value))
+    return out
+
+
+def _same_length(target: ast.AST, value: ast.AST) -> bool:
+    return (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+    )
 
 
 def _args(call: ast.Call) -> list[ast.AST]:
@@ -383,6 +579,10 @@ def _called(func: ast.AST) -> str | None:
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else None
+
+
+def _is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name)
 
 
 def _root_name(node: ast.AST) -> str | None:

@@ -34,7 +34,10 @@ from grader.judging import gradient_flow
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 HOOKS = "hooks_registered"
 
-AUTOGRAD_ATTRIBUTES = {"backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp"}
+AUTOGRAD_ATTRIBUTES = {
+    "backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp", "jacrev", "jacfwd",
+    "grad_and_value",
+}  # fmt: skip
 AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 GRAD_MODES = {"enable_grad", "set_grad_enabled"}
 GRAPH_ATTRIBUTES = {"grad_fn", "next_functions"}  # autograd's own backward nodes, called by hand
@@ -174,8 +177,13 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
         # the student's own definition, where there is one (a lesson cell may show another)
         own = answers.get(rule.function) or bindings[rule.function]
         problem = _breaks(rule, _closure(own, bindings))
-        function = gradient_flow.defined(rule.function, {rule.function: own})
-        if not problem and rule.how == USING_AUTOGRAD and function:
+        function = gradient_flow.defined(rule.function, {**bindings, rule.function: own})
+        if not problem and rule.how == USING_AUTOGRAD and function is None:
+            problem = (
+                f"the exercise asks for this using autograd, but {rule.function} is not written "
+                "as a plain function: define it with def (no decorator) or as a lambda"
+            )
+        elif not problem and rule.how == USING_AUTOGRAD:
             made = gradient_flow.hand_made(function, bindings, rule.returns_gradient)
             problem = made and (
                 f"the exercise asks for this using autograd, but the code {made}: "

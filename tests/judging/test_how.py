@@ -3,6 +3,7 @@ that get around a "by hand", "using autograd" or "with a hook" rule, or reach fo
 the interpreter's internals, earn nothing for their exercise and are flagged; no correct answer
 in any style of the corpus is."""
 
+import ast
 import copy
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import yaml
 
 from grader.cells import grade_id, is_lesson_code
 from grader.course import lessons, solution_notebook
-from grader.judging import how
+from grader.judging import gradient_flow, how
 from grader.judging.reference import probes_file
 
 ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
@@ -197,12 +198,36 @@ HAND_MADE_RESULTS = {
 }
 
 
+HAND_MADE_RESULTS.update(
+    {
+        "names bound in one tuple": f"{LEAF}    f, k = {SOFTPLUS}, s.grad\n    return f * k\n",
+        "a notebook list read by a helper": "    s = x.clone().requires_grad_()\n"
+        "    s.sum().backward()\n    _saved.append(x)\n    return _from_saved() * s.grad\n",
+        "an object with a grad attribute": f"{LEAF}    box = SimpleNamespace(grad={SOFTPLUS})\n"
+        "    return box.grad * s.grad\n",
+        "setattr on .grad": f"{LEAF}    t = torch.zeros_like(x)\n"
+        f"    setattr(t, 'grad', {SOFTPLUS})\n    return t.grad * s.grad\n",
+        "an input moved by a zero gradient": f"{LEAF}    moved = x + 0 * s.grad\n"
+        "    return torch.sigmoid(moved) * s.grad\n",
+        "a local lambda": f"{LEAF}    formula = lambda: {SOFTPLUS}\n"
+        "    return formula() * s.grad\n",
+        "a seed given by keyword": "    s = x.clone().requires_grad_()\n"
+        f"    s.backward(**{{'gradient': {SOFTPLUS}}})\n    return s.grad\n",
+        "forward mode times the scale": f"{LEAF}    j = torch.func.jacfwd(lambda t: "
+        "torch.nn.functional.softplus(t).sum())(x)\n    return j * s.grad\n",
+    }
+)
+
+
 @pytest.mark.parametrize("trick", sorted(HAND_MADE_RESULTS))
 def test_a_result_autograd_did_not_produce_earns_nothing(trick):
     """Calling autograd beside a formula typed by hand, and taking from autograd only a factor
     (the grader's scale, however it is measured or spelled), does not count as using autograd:
     the result must come from the gradient autograd computes."""
-    helper = "def _times(a, b):\n    return a * b\n\n\n"
+    helper = (
+        "from types import SimpleNamespace\n\n_saved = []\n\n\ndef _times(a, b):\n"
+        "    return a * b\n\n\ndef _from_saved():\n    return torch.sigmoid(_saved[-1])\n\n\n"
+    )
     answer = f"{helper}def softplus_grad(x):\n{HAND_MADE_RESULTS[trick]}"
     problem = _read(L7, {"fix_inplace": answer}).problems.get("test_fix_inplace", "")
     assert "using autograd" in problem and "take the result from the gradient" in problem
@@ -228,6 +253,31 @@ def test_the_red_team_scale_trick_and_hand_updates_earn_nothing():
         "using autograd" in _read(L5, {"gradient_descent": hand}).problems["test_gradient_descent"]
     )
     assert _read(L5, {"gradient_descent": step.format(slope="x.grad")}).problems == {}
+
+
+RESULTS_FROM_AUTOGRAD = {  # correct answers in styles the reading must follow
+    "vmap of torch.func.grad": "def derivative(f, xs):\n"
+    "    return torch.func.vmap(torch.func.grad(f))(xs)\n",
+    "a helper that returns a gradient function": "def _slope(f):\n"
+    "    return torch.func.grad(f)\n\n\ndef derivative(f, xs):\n"
+    "    return torch.vmap(_slope(f))(xs)\n",
+    "a seed of ones made from the output": "def derivative(f, xs):\n"
+    "    x = xs.detach().requires_grad_()\n    y = f(x)\n"
+    "    y.backward(y.new_ones(y.shape))\n    return x.grad\n",
+    "a list of moved points": "def derivative(f, xs):\n    x = xs.detach().requires_grad_()\n"
+    "    f(x).sum().backward()\n    out = []\n    out.append(x.grad * 1.0)\n"
+    "    return out[-1].view_as(xs)\n",
+}
+
+
+@pytest.mark.parametrize("style", sorted(RESULTS_FROM_AUTOGRAD))
+def test_results_autograd_produced_are_read_as_such(style):
+    """A gradient taken through torch.func, a helper, a seed built from the output's shape or a
+    list is autograd's result (the lesson's own answers in other styles are in the alternative
+    answer corpus)."""
+    bindings = how._bindings([ast.parse(RESULTS_FROM_AUTOGRAD[style])])
+    function = gradient_flow.defined("derivative", bindings)
+    assert gradient_flow.hand_made(function, bindings, must_return_gradient=True) is None
 
 
 def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_theirs():
