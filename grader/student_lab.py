@@ -43,6 +43,7 @@ def _jupyter_server_extension_points():
 def _load_jupyter_server_extension(server_app):
     web_app = server_app.web_app
     base = web_app.settings["base_url"]
+    web_app.settings["root_dir"] = server_app.root_dir  # where nbgrader's handler finds notebooks
     web_app.add_handlers(
         ".*$",
         [

@@ -11,6 +11,7 @@ import urllib.request
 
 import nbformat
 import pytest
+import yaml
 from browser_tools import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -25,7 +26,10 @@ from browser_tools import (
     wait_until_quiet,
 )
 
-from grader.course import solution_notebook
+from grader.cells import grade_id
+from grader.course import REPO_ROOT, solution_notebook
+
+WRONG_ANSWERS = REPO_ROOT / "tests" / "lessons" / "wrong_answers"
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
@@ -113,11 +117,29 @@ def test_student_mode_offers_none_of_the_instructor_tools(lab, page):
         assert "exchange" not in lab.log_text().lower()
 
 
+def _first_wrong_answer(lesson: str) -> tuple[int, str, str]:
+    """The answer cell of the lesson's first typical wrong answer, its text and its message."""
+    wrong = yaml.safe_load((WRONG_ANSWERS / f"{lesson}.yml").read_text())[0]
+    nb = nbformat.read(solution_notebook(lesson), as_version=4)
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == wrong["cell"])
+    return index, wrong["answer"], wrong["message"]
+
+
+def _validate(page):
+    """Click Validate; the dialog, once its result is in."""
+    page.get_by_role("button", name="Validate").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.locator("#validation-message").wait_for(timeout=180_000)
+    return dialog
+
+
 def test_a_student_runs_answers_and_validates_lesson_one(lab, checkout, page):
-    """Run All stops at the first exercise with one clean message; typed answers then pass
-    Validate, and they are saved in the student's notebook."""
+    """Run All stops at the first exercise with one clean message; Validate with one exercise
+    wrong shows what that test checks and its message at once, not the test's code; typed
+    answers then pass Validate, and they are saved in the student's notebook."""
     page, steps = page
     answers = _answers(FIRST)
+    wrong_index, wrong_text, wrong_message = _first_wrong_answer(FIRST)
     with steps.step("open and run all"):
         _open(page, lab, FIRST)
         _run_all(page)
@@ -136,10 +158,26 @@ def test_a_student_runs_answers_and_validates_lesson_one(lab, checkout, page):
             type_into_cell(page, index, text)
         page.keyboard.press("Control+s")
         page.wait_for_selector("text=/Saving completed|Last Saved/", timeout=20_000)
+    with steps.step("validate with one exercise wrong"):
+        type_into_cell(page, wrong_index, wrong_text)
+        page.keyboard.press("Control+s")
+        page.wait_for_selector("text=/Saving completed|Last Saved/", timeout=20_000)
+        dialog = _validate(page)
+        shown = dialog.locator("#validation-message").inner_text()
+        assert "The following cell failed" in shown and wrong_message in shown, shown
+        assert "from grader.checks" not in shown, shown  # the test's code stays in the notebook
+        message = dialog.get_by_text(wrong_message, exact=False).first
+        body = dialog.locator(".jp-Dialog-body").bounding_box()
+        assert message.bounding_box()["y"] < body["y"] + body["height"], "message below the fold"
+        dialog.get_by_role("button", name="Ok").click()
+        dialog.wait_for(state="detached")
+        page.locator(".jp-Notebook .jp-Cell").first.click()  # the notebook has the keyboard again
     with steps.step("validate"):
-        page.get_by_role("button", name="Validate").click()
-        dialog = page.locator(".jp-Dialog")
-        dialog.get_by_text("Success! Your notebook passes all the tests.").wait_for(timeout=180_000)
+        type_into_cell(page, wrong_index, answers[wrong_index])
+        page.keyboard.press("Control+s")
+        page.wait_for_selector("text=/Saving completed|Last Saved/", timeout=20_000)
+        dialog = _validate(page)
+        dialog.get_by_text("Success! Your notebook passes all the tests.").wait_for(timeout=10_000)
     saved = nbformat.read(checkout / "notebooks" / FIRST / f"{FIRST}.ipynb", as_version=4)
     assert {i: saved.cells[i].source for i in answers} == answers
 
