@@ -5,6 +5,7 @@ student, and never writes to stderr: nbgrader scores any stderr output as a fail
 warnings raised while a check calls student code are swallowed here.
 """
 
+import contextlib
 import math
 import random
 import sys
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from grader.autograd_use import AutogradUsed, watch_autograd, watch_hooks
 
@@ -358,3 +360,32 @@ def check_warns(fn: Callable, *args, name: str, category: type = Warning, match:
         + f", but it gave {[str(w.message) for w in caught] or 'no warning'}.",
     )
     return result
+
+
+def call_shown(fn: Callable, *args, name: str, shown: str):
+    """`call`, with the call written as `shown` in the messages: for arguments whose repr is
+    long or unreadable (graph nodes, dicts of nodes)."""
+    require(callable(fn), f"{name} should be a function, but it is {fn!r}.")
+    try:
+        return quietly(fn, *args)
+    except (NotImplementedError, NameError) as error:
+        raise _failed_call(name, args, error) from None
+    except Exception as error:
+        raise CheckFailed(
+            f"{shown} raised {type(error).__name__}: {error}. "
+            f"Fix {name} so that it runs on this input, run its cell again, then this test."
+        ) from None
+
+
+@contextlib.contextmanager
+def optimizer_steps():
+    """Yield the list of `torch.optim` optimizers that took a step inside the block, one entry
+    per step: for exercises that ask for an optimizer, not a hand-written update."""
+    stepped: list = []
+    handle = register_optimizer_step_post_hook(
+        lambda optimizer, args, kwargs: stepped.append(optimizer)
+    )
+    try:
+        yield stepped
+    finally:
+        handle.remove()

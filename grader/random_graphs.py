@@ -1,4 +1,5 @@
-"""Random computation graphs for the graph exercises: shared nodes, paths of different lengths."""
+"""Random computation graphs for the graph exercises: shared nodes, paths of different lengths,
+nodes used twice by one operation, and nodes with several outputs."""
 
 import random
 from dataclasses import dataclass
@@ -8,8 +9,8 @@ import torch
 UNARY = {
     "sin": torch.sin,
     "tanh": torch.tanh,
-    "square": lambda t: t * t,
-    "scale": lambda t: 1.5 * t,
+    "square": lambda t: t * t,  # one node, used twice by one operation
+    "scale": lambda t: 0.5 * t,
 }
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}
 
@@ -30,26 +31,50 @@ def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: i
     The operations form a chain: each takes the node made just before it and, for a two-input
     operation, another one: the next leaf while some leaf is unused, then any earlier node (a
     leaf, an intermediate, itself again, or now and then a constant that does not require
-    gradients). So the last node depends on every leaf and intermediate, and the output
-    `(last + first intermediate + every leaf).sum()` reaches the first intermediate and each leaf
-    along paths of different lengths.
+    gradients), as its first or its second input. Now and then a step splits the node before it
+    into two pieces (`torch.split`, one node with two outputs) and joins them again as
+    `cat(second, first * first)`, so that every output of that node is used, the first one twice
+    by one operation and once more by another. So the last node depends on every leaf and
+    intermediate, and the output `(h0 * h0 + last + every leaf).sum()` uses h0 twice in one
+    operation, once more in the chain, and reaches it along a short path before the long one
+    (its term comes first).
+
+    Everything is drawn from `rng`: the same seed gives the same graph.
     """
     if steps < leaves:
         raise ValueError(f"a graph of {leaves} leaves needs {leaves} steps or more, not {steps}")
     tensors = [
-        torch.tensor([rng.uniform(-1.5, 1.5) for _ in range(size)], requires_grad=True)
+        torch.tensor([rng.uniform(-1.2, 1.2) for _ in range(size)], requires_grad=True)
         for _ in range(leaves)
     ]
-    nodes = list(tensors)
+    nodes = list(tensors)  # the tensors of `size` elements, which later steps may reuse
     names = [f"x{i}" for i in range(leaves)]
-    steps_made = []
+    made, made_names, lines = [], [], []
+
+    def keep(tensor, *, full=True):
+        name = f"h{len(made)}"
+        made.append(tensor)
+        made_names.append(name)
+        if full:
+            nodes.append(tensor)
+            names.append(name)
+        return name
+
     previous = 0
     for step in range(steps):
         unused = step + 1 if step + 1 < leaves else None
-        if unused is None and rng.random() < 0.4:
+        kind = rng.random() if unused is None and step > 0 else 1.0
+        if kind < 0.15 and size > 1:
+            cut = rng.randint(1, size - 1)
+            first, second = torch.split(nodes[previous], [cut, size - cut])
+            a, b = keep(first, full=False), keep(second, full=False)
+            lines.append(f"{a}, {b} = split({names[previous]}, [{cut}, {size - cut}])")
+            name = keep(torch.cat([second, first * first]))
+            lines.append(f"{name} = cat({b}, {a} * {a})")
+        elif kind < 0.45:
             op = rng.choice(sorted(UNARY))
-            nodes.append(UNARY[op](nodes[previous]))
-            steps_made.append(f"h{step} = {op}({names[previous]})")
+            name = keep(UNARY[op](nodes[previous]))
+            lines.append(f"{name} = {op}({names[previous]})")
         else:
             op = rng.choice(sorted(BINARY))
             if unused is not None:
@@ -60,11 +85,14 @@ def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: i
             else:
                 index = rng.randrange(len(nodes))
                 other, other_name = nodes[index], names[index]
-            nodes.append(BINARY[op](nodes[previous], other))
-            steps_made.append(f"h{step} = {op}({names[previous]}, {other_name})")
-        names.append(f"h{step}")
+            pair, pair_names = [nodes[previous], other], [names[previous], other_name]
+            if rng.random() < 0.5:  # the other input first: reached along a short path first
+                pair.reverse()
+                pair_names.reverse()
+            name = keep(BINARY[op](*pair))
+            lines.append(f"{name} = {op}({', '.join(pair_names)})")
         previous = len(nodes) - 1
-    output = (nodes[-1] + nodes[leaves] + sum(tensors)).sum()
-    steps_made.append(f"output = ({names[-1]} + h0 + {' + '.join(names[:leaves])}).sum()")
-    formula = "\n".join(steps_made)
-    return RandomGraph(tensors, nodes[leaves:], output, formula)
+    h0 = made[0]
+    output = (h0 * h0 + nodes[-1] + sum(tensors)).sum()
+    lines.append(f"output = (h0 * h0 + {names[-1]} + {' + '.join(names[:leaves])}).sum()")
+    return RandomGraph(tensors, made, output, "\n".join(lines))

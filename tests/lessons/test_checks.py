@@ -305,3 +305,21 @@ def test_numbers_in_any_form_count_as_numbers():
     for value in (True, torch.tensor(True), torch.ones(2), "6", None):
         assert as_number(value) is None
     check_value(torch.tensor(6.0), 6.0, "predict_a")
+
+
+def test_optimizer_steps_counts_steps_of_any_torch_optimizer():
+    """An exercise that asks for an optimizer sees each step of any torch.optim optimizer; a
+    hand-written update takes none, and the hook is gone after the block."""
+    from grader.checks import optimizer_steps
+
+    w = torch.ones(2, requires_grad=True)
+    sgd, adam = torch.optim.SGD([w], lr=0.1), torch.optim.Adam([w], lr=0.1)
+    with optimizer_steps() as stepped:
+        for optimizer in (sgd, adam, sgd):
+            (w**2).sum().backward()
+            optimizer.step()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+    assert stepped == [sgd, adam, sgd]
+    sgd.step()
+    assert len(stepped) == 3

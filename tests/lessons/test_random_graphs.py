@@ -1,5 +1,6 @@
 """Random graphs for the graph exercises share nodes and reach them along paths of different
-lengths, and the same seed gives the same graph."""
+lengths, use a node twice in one operation and once more in another, hold nodes with several
+outputs, and the same seed gives the same graph."""
 
 import random
 
@@ -9,31 +10,96 @@ from grader.random_graphs import random_graph
 
 
 def _consumers(output) -> dict:
-    """How many edges point at each node of the graph behind `output`."""
-    counts, seen, stack = {}, set(), [output.grad_fn]
+    """Each node of the graph behind `output`, with the entries of next_functions that point
+    at it, as (consumer, output index) pairs."""
+    consumers, stack = {output.grad_fn: []}, [output.grad_fn]
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child, index in node.next_functions:
             if child is None:
                 continue
-            counts[child] = counts.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
+            if child not in consumers:
+                consumers[child] = []
                 stack.append(child)
-    return counts
+            consumers[child].append((node, index))
+    return consumers
+
+
+def _first_reached(output) -> list:
+    """Depth first, each node placed when first reached: one visited set for the whole walk."""
+    order = []
+
+    def visit(node):
+        if node not in order:
+            order.append(node)
+            for child, _ in node.next_functions:
+                if child is not None:
+                    visit(child)
+
+    visit(output.grad_fn)
+    return order
 
 
 def test_every_leaf_and_the_first_node_are_shared():
     """Each leaf and the first intermediate have two consumers or more, for any seed."""
     for seed in range(50):
         graph = random_graph(random.Random(seed))
-        counts = _consumers(graph.output)
-        accumulators = {n.variable: n for n in counts if hasattr(n, "variable")}
+        consumers = _consumers(graph.output)
+        accumulators = {n.variable: n for n in consumers if hasattr(n, "variable")}
         for leaf in graph.leaves:
             assert leaf.requires_grad and leaf.is_leaf
-            assert counts[accumulators[leaf]] >= 2, (seed, graph.formula)
-        first = graph.intermediates[0].grad_fn
-        assert counts[first] >= 2, (seed, graph.formula)
+            assert len(consumers[accumulators[leaf]]) >= 2, (seed, graph.formula)
+        assert len(consumers[graph.intermediates[0].grad_fn]) >= 2, (seed, graph.formula)
+
+
+def test_a_node_is_used_twice_by_one_operation_and_once_by_another():
+    """Counting distinct consumers instead of entries of next_functions goes wrong on every
+    graph, and so does counting entries down once per distinct consumer."""
+    for seed in range(50):
+        graph = random_graph(random.Random(seed))
+        found = False
+        for feeding in _consumers(graph.output).values():
+            distinct = {node for node, _ in feeding}
+            if len(feeding) > len(distinct) > 1:
+                found = True
+        assert found, (seed, graph.formula)
+
+
+def test_a_shared_node_is_reached_along_a_short_path_first():
+    """A walk that places each node when first reached puts some node before a consumer."""
+    for seed in range(50):
+        graph = random_graph(random.Random(seed))
+        consumers = _consumers(graph.output)
+        position = {node: i for i, node in enumerate(_first_reached(graph.output))}
+        late = [
+            node
+            for node, feeding in consumers.items()
+            if any(position[consumer] > position[node] for consumer, _ in feeding)
+        ]
+        assert late, (seed, graph.formula)
+
+
+def test_some_graphs_hold_a_node_with_several_outputs_all_used():
+    """Some graphs split a tensor (one node, two outputs); every output is then used, so the
+    largest output index in next_functions tells how many gradients the node takes."""
+    with_split = 0
+    for seed in range(50):
+        graph = random_graph(random.Random(seed))
+        for node, feeding in _consumers(graph.output).items():
+            indices = {index for _, index in feeding}
+            if max(indices, default=0) > 0:
+                with_split += 1
+                assert indices == set(range(len(node._input_metadata))), graph.formula
+    assert with_split >= 10, with_split
+
+
+def test_backward_works_on_every_graph():
+    """backward() fills every leaf's .grad with finite numbers."""
+    for seed in range(50):
+        graph = random_graph(random.Random(seed), leaves=seed % 3 + 2, steps=seed % 5 + 4)
+        graph.output.backward()
+        for leaf in graph.leaves:
+            assert leaf.grad is not None and torch.isfinite(leaf.grad).all(), graph.formula
 
 
 def test_the_same_seed_gives_the_same_graph():
@@ -41,3 +107,4 @@ def test_the_same_seed_gives_the_same_graph():
     first, second = (random_graph(random.Random(7)) for _ in range(2))
     assert first.formula == second.formula
     assert torch.equal(first.output, second.output)
+    assert [len(h) for h in first.intermediates] == [len(h) for h in second.intermediates]
