@@ -4,13 +4,14 @@ import torch
 
 
 def test_make_leaf(student, observe, draw):
-    # No zeros: all-zero values would let `torch.zeros(len(values), requires_grad=True)` pass.
-    values = [draw.integer(1, 9) * draw.choice([-1, 1]) for _ in range(draw.integer(2, 6))]
-    leaf = student.make_leaf(values)
-    observe("make_leaf(values)", leaf)
-    observe("make_leaf(values).is_leaf", leaf.is_leaf)
-    observe("make_leaf(values).requires_grad", leaf.requires_grad)
-    observe("make_leaf(values).is_floating_point()", leaf.is_floating_point())
+    for rows, cols in ((draw.integer(1, 4), draw.integer(2, 5)), (draw.integer(2, 5), 1)):
+        leaf = student.make_leaf(rows, cols)
+        observe(f"make_leaf({rows}, {cols})", leaf)
+        observe("make_leaf(rows, cols).is_leaf", leaf.is_leaf)
+        observe("make_leaf(rows, cols).requires_grad", leaf.requires_grad)
+        observe("make_leaf(rows, cols).is_floating_point()", leaf.is_floating_point())
+        (leaf * leaf).sum().backward()
+        observe("make_leaf(rows, cols).grad after backward()", leaf.grad)
 
 
 def test_int_error(student, observe, draw):
@@ -29,24 +30,28 @@ def test_int_error(student, observe, draw):
 
 
 def test_snapshot(student, observe, draw):
-    t = draw.tensor(5, requires_grad=True)
-    copy = student.snapshot(t)
-    observe("snapshot(t)", copy)
-    observe("snapshot(t).requires_grad", copy.requires_grad)
-    observe("snapshot(t) shares memory with t", copy.data_ptr() == t.data_ptr())
+    w = draw.tensor(5, requires_grad=True)
+    trial = student.fresh_leaf(w)
+    observe("fresh_leaf(w)", trial)
+    observe("fresh_leaf(w) is w", trial is w)
+    observe("fresh_leaf(w).is_leaf", trial.is_leaf)
+    observe("fresh_leaf(w).requires_grad", trial.requires_grad)
+    observe("fresh_leaf(w) shares memory with w", trial.data_ptr() == w.data_ptr())
+    (trial**2).sum().backward()
+    observe("trial.grad after backward()", trial.grad)
+    observe("w.grad after trial's backward()", w.grad)
     with torch.no_grad():
-        t.add_(1.0)
-    observe("snapshot(t) after t changed", copy)
-    w = draw.tensor(2, 3, requires_grad=True)
-    history = []
-    for _ in range(3):
-        history.append(student.snapshot(w))
-        with torch.no_grad():
-            w -= 0.1 * w
-    observe("a history of snapshot(w) while w changes in place", list(history))
-    computed = draw.tensor(4, requires_grad=True) * 2
-    copy = student.snapshot(computed)
+        trial -= 0.1 * trial.grad
+    observe("w after an update of trial", w)
+    x = draw.tensor(2, 3, requires_grad=True)
+    computed = x * 2
+    trial = student.fresh_leaf(computed)
+    observe("fresh_leaf(t) of a computed t", trial)
+    observe("fresh_leaf(t).is_leaf for a computed t", trial.is_leaf)
+    observe("fresh_leaf(t).requires_grad for a computed t", trial.requires_grad)
+    (trial * 3).sum().backward()
+    observe("trial.grad after backward(), for a computed t", trial.grad)
+    observe("x.grad after trial's backward(), t = x * 2", x.grad)
     with torch.no_grad():
         computed.add_(1.0)
-    observe("snapshot(t) of a computed t, after t changed", copy)
-    observe("snapshot(t).requires_grad for a computed t", copy.requires_grad)
+    observe("fresh_leaf(t) after t changed in place", trial)
