@@ -20,6 +20,15 @@ def test_build_graph(student, observe, draw):
         observe("its graph ends at w", getattr(nodes[-1], "variable", None) is w)
 
 
+STEPS = [lambda t: t * 2, lambda t: t.sin(), lambda t: t + 1, lambda t: t**2, lambda t: t.exp()]
+
+
+def _chain(draw, t, length):
+    for _ in range(length):
+        t = draw.choice(STEPS)(t)
+    return t
+
+
 def _names(found, leaves: dict):
     """The leaves found, by name; anything else as '?'. Not a list: its type's name."""
     if not isinstance(found, list | tuple):
@@ -33,19 +42,16 @@ def test_leaves_of(student, observe, draw):
     observe("leaves_of(x)", _names(student.leaves_of(x), {"x": x}))
     a, b = draw.tensor(2, requires_grad=True), draw.tensor(2, requires_grad=True)
     observe("leaves_of(a * b + a)", _names(student.leaves_of(a * b + a), {"a": a, "b": b}))
+    observe("leaves_of(x * x)", _names(student.leaves_of(x * x), {"x": x}))
+    observe("leaves_of(a + a * b)", _names(student.leaves_of(a + a * b), {"a": a, "b": b}))
+    y = _chain(draw, a, draw.integer(1, 3)) * b
+    longer = _chain(draw, y, draw.integer(2, 4))
+    for shown, result in (("y + a chain from y", y + longer), ("a chain from y * y", longer * y)):
+        observe(f"leaves_of({shown})", _names(student.leaves_of(result), {"a": a, "b": b}))
     for _ in range(4):
         graph = draw.graph(leaves=draw.integer(2, 4), steps=draw.integer(4, 9))
         leaves = {f"x{i}": leaf for i, leaf in enumerate(graph.leaves)}
         observe("leaves_of(a random graph)", _names(student.leaves_of(graph.output), leaves))
-
-
-STEPS = [lambda t: t * 2, lambda t: t.sin(), lambda t: t + 1, lambda t: t**2, lambda t: t.exp()]
-
-
-def _chain(draw, t, length):
-    for _ in range(length):
-        t = draw.choice(STEPS)(t)
-    return t
 
 
 def test_graph_depth(student, observe, draw):
@@ -57,6 +63,12 @@ def test_graph_depth(student, observe, draw):
     observe("graph_depth(short chain + long chain)", student.graph_depth(result))
     result = _chain(draw, b, long) * _chain(draw, a, short)
     observe("graph_depth(long chain * short chain)", student.graph_depth(result))
+    # A node reached first along a short path, then again along a longer one: it counts on both.
+    y = _chain(draw, a, draw.integer(1, 3))
+    for shown, first in (("y + a longer chain from y", True), ("a longer chain from y * y", False)):
+        longer = _chain(draw, y, draw.integer(5, 7))
+        result = y + longer if first else longer * y
+        observe(f"graph_depth({shown})", student.graph_depth(result))
     shared = a
     for _ in range(short + 8):
         shared = shared * shared
