@@ -46,3 +46,16 @@ def test_weighted_grads(student, observe, draw):
         observe(f"weighted_grads called autograd for {formula}", used)
         observe(f"g1 for {formula}", g1)
         observe(f"g2 for {formula}", g2)
+
+
+def test_unbroadcast(student, observe, draw):
+    cases = [((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3, 4), (3, 1))]
+    for _ in range(5):
+        shape = tuple(draw.choice([1, 2, 3]) for _ in range(draw.integer(0, 3)))
+        lead = tuple(draw.integer(2, 4) for _ in range(draw.integer(0, 2)))
+        cases.append((lead + tuple(draw.integer(2, 4) if s == 1 else s for s in shape), shape))
+    for out, shape in cases:
+        grad = draw.tensor(*out, dtype=torch.float64)
+        observe(
+            f"unbroadcast(grad of shape {out}, {shape})", by_hand(student.unbroadcast, grad, shape)
+        )
