@@ -1,5 +1,7 @@
 """Lesson 4 (retain_graph and accumulation): what the grader observes of each answer."""
 
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
 from grader.autograd_use import watch_autograd
 from grader.probing import autograd_called, by_hand, number, shares_of_gradients
 
@@ -16,40 +18,34 @@ def test_batch_gradients(student, observe, draw):
 
 
 def test_accumulated_gradient(student, observe, draw):
-    k = draw.integer(2, 4)
-    m = draw.choice([size for size in range(2, 6) if size != k])
+    size = draw.integer(2, 4)
+    n = size * draw.integer(1, 3) + draw.integer(1, size - 1)  # a shorter last chunk
     w = draw.tensor(3, requires_grad=True)
-    x, y = draw.tensor(k * m, 3), draw.tensor(k * m)
+    x, y = draw.tensor(n, 3), draw.tensor(n)
     w.grad = draw.tensor(3)
     with watch_autograd() as calls:
         shares, used = autograd_called(
-            shares_of_gradients, student.accumulated_gradient, w, x, y, k
+            shares_of_gradients, student.accumulated_gradient, w, x, y, size
         )
-    observe("accumulated_gradient called autograd", used)
-    observe("the number of autograd calls", len(calls))
-    observe("w.grad afterwards", w.grad)
+    shown = f"accumulated_gradient(w, x, y, chunk_size={size}) for {n} rows"
+    observe(f"{shown} called autograd", used)
+    observe(f"the number of autograd calls of {shown}", len(calls))
+    observe(f"w.grad after {shown}", w.grad)
     # One backward over the whole batch, padded with calls that add nothing, gives the right
     # count and w.grad: each micro-batch's own gradient must reach w, in turn.
-    observe("each gradient that reached w, as a share of their sum", shares)
+    observe(f"each gradient that reached w in {shown}, as a share of their sum", shares)
 
 
 def test_twice_error(student, observe, draw):
-    n, steps = draw.integer(5, 8), draw.integer(3, 6)
+    n = draw.integer(4, 7)
     lr = draw.number(0.1, 0.5)
-    x, y = draw.tensor(n), draw.tensor(n)
-    a = draw.tensor(low=0.3, high=1.5, requires_grad=True)
-    b = draw.tensor(low=0.5, high=1.5, requires_grad=True)
-    _, used = autograd_called(student.fit, a, b, x, y, lr, steps)
-    observe("fit called autograd", used)
-    observe("a after fit", a)
-    observe("b after fit", b)
-    observe(
-        "a and b are still leaves that require gradients",
-        [
-            a.is_leaf and a.requires_grad,
-            b.is_leaf and b.requires_grad,
-        ],
-    )
+    xs, ys = draw.tensor(n, low=-1.0, high=1.0), draw.tensor(n, low=-1.0, high=1.0)
+    w = draw.tensor(low=0.3, high=1.0, requires_grad=True)
+    shown = f"fit_sequence(w, xs, ys, lr={lr}) from w = {w.item():.3f}"
+    _, used = autograd_called(student.fit_sequence, w, xs, ys, lr)
+    observe(f"{shown} called autograd", used)
+    observe(f"w after {shown}", w)
+    observe("w is still a leaf that requires gradients", w.is_leaf and w.requires_grad)
 
 
 def test_hidden_gradient(student, observe, draw):
@@ -59,20 +55,42 @@ def test_hidden_gradient(student, observe, draw):
     observe("hidden_gradient called autograd", used)
 
 
+def _plain(value):
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def test_derive_by_hand(student, observe, draw):
     for x in [1.0] + [draw.number(-3.0, 3.0) for _ in range(4)]:
-        observe(f"df({x})", number(by_hand(student.df, x)), atol=1e-4)
-        observe(f"grad_after_three({x})", number(by_hand(student.grad_after_three, x)), atol=1e-4)
+        # each function named as student.NAME: the judge reads its "by hand" rule from here
+        for name, value in (
+            ("df", by_hand(student.df, x)),
+            ("grad_after_three", by_hand(student.grad_after_three, x)),
+        ):
+            observe(f"{name}({x}) is a plain Python number", _plain(value))
+            observe(f"{name}({x})", number(value), atol=1e-4)
 
 
 def test_sgd_step(student, observe, draw):
     lr = draw.number(0.05, 0.3)
-    target = draw.tensor(4)
-    w = draw.tensor(4, requires_grad=True)
+    shapes = [(4,), (2, 3), ()]
+    params = [draw.tensor(*shape, requires_grad=True) for shape in shapes]
+    targets = [draw.tensor(*shape) for shape in shapes]
+    unused = draw.tensor(3, requires_grad=True)
     for step in ["one", "two"]:
-        ((w - target) ** 2).sum().backward()
-        student.sgd_step(w, lr)
-        observe(f"w after {step} sgd_step", w)
-        observe("w is still a leaf", w.is_leaf)
-        observe("w still requires gradients", w.requires_grad)
-        observe("w.grad is cleared", w.grad is None or not bool(w.grad.any()))
+        sum(((p - t) ** 2).sum() for p, t in zip(params, targets, strict=True)).backward()
+        stepped = []
+        handle = register_optimizer_step_pre_hook(lambda *args, s=stepped: s.append(True))
+        try:
+            student.sgd_step([params[0], unused, params[1], params[2]], lr)
+        finally:
+            handle.remove()
+        shown = f"sgd_step(params, lr={lr}), step {step}"
+        observe(f"{shown} stepped a torch.optim optimizer", bool(stepped))
+        for i, p in enumerate(params):
+            observe(f"parameter {i} after {shown}", p)
+            observe(
+                f"parameter {i} is still a leaf that requires gradients",
+                p.is_leaf and p.requires_grad,
+            )
+            observe(f"parameter {i}'s .grad is cleared", p.grad is None or not bool(p.grad.any()))
+        observe(f"the unused parameter (.grad None) after {shown}", unused)
