@@ -1,12 +1,17 @@
-"""Lesson 6 (backward by hand): what the grader observes of each answer."""
+"""Lesson 6 (backward by hand): what the grader observes of each answer.
+
+Exercises 4 to 6 receive what the exercise before computes (the consumer counts, a topological
+order) as an argument: the probes build it here, from the graph, so that each exercise is
+observed on its own.
+"""
 
 import torch
 
 from grader.probing import autograd_called, by_hand, number
 
 
-def _seed():
-    """The seed's out = mean(3 (x + 2)^2), written y * y * 3: leaves, intermediates, output."""
+def _section_1():
+    """Section 1's out = mean(3 (x + 2)^2), written y * y * 3: leaves, intermediates, output."""
     x = torch.ones(2, 2, requires_grad=True)
     y = x + 2
     z = y * y * 3
@@ -21,9 +26,39 @@ def _diamond():
     return [x], [a, b], a * b
 
 
+def _twice_and_once():
+    """out = ((y + 1) * (y * y)).sum(): y's node listed twice by one node, once by another."""
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = x.sin()
+    plus, square = y + 1, y * y
+    return [x], [y, plus, square], (plus * square).sum()
+
+
+def _unbind():
+    """out = p * q * q with p, q = v.unbind(): one node with two outputs, q used twice."""
+    v = torch.tensor([2.0, 3.0], requires_grad=True)
+    p, q = v.unbind()
+    pq = p * q
+    return [v], [p, q, pq], pq * q
+
+
+def _chunk():
+    """out = (a * 2 + b * 3).sum() with a, b = v.chunk(2)."""
+    v = torch.tensor([0.5, -1.0, 1.5, 2.0], requires_grad=True)
+    a, b = v.chunk(2)
+    a2, b3 = a * 2, b * 3
+    return [v], [a, b, a2, b3], (a2 + b3).sum()
+
+
 def _graphs(draw):
-    """The two fixed graphs and two drawn ones, as (name, leaves, intermediates, output)."""
-    graphs = [("the seed's out", *_seed()), ("the diamond", *_diamond())]
+    """Fixed graphs and two drawn ones, as (name, leaves, intermediates, output)."""
+    graphs = [
+        ("section 1's out", *_section_1()),
+        ("the diamond", *_diamond()),
+        ("((y + 1) * (y * y)).sum()", *_twice_and_once()),
+        ("p * q * q with p, q = v.unbind()", *_unbind()),
+        ("(a * 2 + b * 3).sum() with a, b = v.chunk(2)", *_chunk()),
+    ]
     for name in ["drawn graph 1", "drawn graph 2"]:
         graph = draw.graph()
         graphs.append((name, graph.leaves, graph.intermediates, graph.output))
@@ -31,7 +66,7 @@ def _graphs(draw):
 
 
 def _consumers(output):
-    """Every node reachable from output.grad_fn, with the list of its consumers."""
+    """Every node reachable from output.grad_fn, with its consumers, once per entry."""
     consumers = {output.grad_fn: []}
     todo = [output.grad_fn]
     while todo:
@@ -43,6 +78,25 @@ def _consumers(output):
                     todo.append(child)
                 consumers[child].append(node)
     return consumers
+
+
+def _counts(output):
+    """The consumer counts that Exercise 4 receives: a fresh dict for each call."""
+    return {node: len(feeding) for node, feeding in _consumers(output).items()}
+
+
+def _order(output):
+    """A topological order, as Exercises 5 and 6 receive it: a fresh list for each call."""
+    waiting = _counts(output)
+    order, ready = [], [output.grad_fn]
+    while ready:
+        order.append(ready.pop())
+        for child, _ in order[-1].next_functions:
+            if child is not None:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    ready.append(child)
+    return order
 
 
 def _leaf_node(consumers, leaf):
@@ -78,7 +132,7 @@ def test_consumer_counts(student, observe, draw):
 
 def test_topological_order(student, observe, draw):
     for name, _, _, output in _graphs(draw):
-        returned = student.topological_order(output)
+        returned = student.topological_order(output, _counts(output))
         observe(f"{name}: a list or tuple", isinstance(returned, list | tuple))
         order = list(returned)
         consumers = _consumers(output)
@@ -107,7 +161,7 @@ def test_manual_backward(student, observe, draw):
             leaf.register_post_accumulate_grad_hook(
                 lambda _, i=i, calls=calls: calls.__setitem__(i, calls[i] + 1)
             )
-        _, used = autograd_called(student.manual_backward, output)
+        _, used = autograd_called(student.manual_backward, output, _order(output))
         observe(f"{name}: used backward() or autograd.grad", used)
         observe(f"{name}: a leaf's AccumulateGrad node called more than once", max(calls) > 1)
         observe(f"{name}: the leaves' .grad", [leaf.grad for leaf in leaves], atol=1e-4)
@@ -115,7 +169,13 @@ def test_manual_backward(student, observe, draw):
 
 def test_gradient_at(student, observe, draw):
     for name, _, intermediates, output in _graphs(draw):
-        index = draw.integer(0, len(intermediates) - 1) if name.startswith("drawn") else 0
-        gradient, used = autograd_called(student.gradient_at, output, intermediates[index])
-        observe(f"{name}: used backward() or autograd.grad", used)
-        observe(f"{name}: gradient_at(output, h{index})", gradient, atol=1e-4)
+        if name.startswith("drawn"):
+            indices = [0, draw.integer(0, len(intermediates) - 1)]
+        else:
+            indices = range(len(intermediates))
+        for index in indices:
+            gradient, used = autograd_called(
+                student.gradient_at, output, intermediates[index], _order(output)
+            )
+            observe(f"{name}: used backward() or autograd.grad", used)
+            observe(f"{name}: gradient_at(output, h{index}, order)", gradient, atol=1e-4)
