@@ -2,6 +2,7 @@
 
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from grader.probing import autograd_called, by_hand, hooks_registered, number
 
@@ -45,67 +46,112 @@ class _Cube(torch.autograd.Function):
 
 
 ELEMENTWISE = {
-    "sin": torch.sin,
-    "cube": lambda t: t**3,
-    "exp": torch.exp,
-    "x sin x": lambda t: t * torch.sin(t),
-    "tanh": torch.tanh,
-    "a custom Function": _Cube.apply,
+    # name: (f, the interval the points are drawn from, where f'' stays away from 0)
+    "exp": (torch.exp, -2.0, 2.0),
+    "quartic": (lambda t: t**4 + t**2, -2.0, 2.0),
+    "cosh": (torch.cosh, -2.0, 2.0),
+    "sin": (torch.sin, 0.5, 2.5),
+    "softplus": (nn.functional.softplus, -2.0, 2.0),
+    "a custom Function": (_Cube.apply, 0.5, 2.0),
 }
-SCALAR = {
-    "sum of cubes": lambda t: (t**3).sum(),
-    "sum of sines": lambda t: torch.sin(t).sum(),
-    "mean of squares": lambda t: (t * t).mean(),
-    "product of exps": lambda t: torch.exp(t).prod(),
-}
+
+
+def _optimizer_steps(fn, *args) -> tuple:
+    """`fn(*args)` and how many steps torch.optim optimizers took during the call."""
+    stepped = []
+    handle = register_optimizer_step_post_hook(lambda opt, a, k: stepped.append(opt))
+    try:
+        result = fn(*args)
+    finally:
+        handle.remove()
+    return result, len(stepped)
 
 
 def test_fine_tune(student, observe, draw):
-    n_in, n_hidden, n_out = draw.integer(2, 5), draw.integer(3, 6), draw.integer(1, 3)
-    model = nn.Sequential(nn.Linear(n_in, n_hidden), nn.Tanh(), nn.Linear(n_hidden, n_out))
+    sizes = [draw.integer(2, 5) for _ in range(draw.integer(3, 4))]
+    layers = [nn.Linear(sizes[0], sizes[1])]
+    for i in range(1, len(sizes) - 1):
+        layers += [nn.Tanh(), nn.Linear(sizes[i], sizes[i + 1])]
+    model = nn.Sequential(*layers)
     with torch.no_grad():
         for p in model.parameters():
             p.copy_(draw.tensor(*p.shape, low=-1.0, high=1.0))
     n = draw.integer(5, 12)
-    inputs, targets = draw.tensor(n, n_in), draw.tensor(n, n_out)
+    inputs, targets = draw.tensor(n, sizes[0], low=-3.0, high=3.0), draw.tensor(n, sizes[-1])
     steps, lr = draw.integer(2, 5), draw.number(0.05, 0.3)
-    _, used = autograd_called(student.fine_tune, model, inputs, targets, steps, lr)
+    (_, stepped), used = autograd_called(
+        _optimizer_steps, student.fine_tune, model, inputs, targets, steps, lr
+    )
     observe("autograd was called", used)
+    observe("a torch.optim optimizer took the steps", stepped > 0)
     for name, p in model.named_parameters():
         observe(f"{name} after fine_tune", p)
         observe(f"{name}.requires_grad", p.requires_grad)
-    for name, p in model[:-1].named_parameters():
+    for name, p in model[1:].named_parameters():
         observe(f"frozen {name}.grad is None", p.grad is None)
 
 
 def test_grad_without_touching(student, observe, draw):
-    for preset in [True, False]:
-        label = draw.choice(sorted(SCALAR))
-        x = draw.tensor(4, low=-1.5, high=1.5, requires_grad=True)
-        x.grad = draw.tensor(4) if preset else None
-        gradient, used = autograd_called(student.grad_without_touching, SCALAR[label], x)
-        observe(f"the gradient of the {label}", gradient)
-        observe("autograd was called", used)
-        observe("x.grad afterwards", x.grad)
+    sizes = [draw.integer(2, 4) for _ in range(3)]
+    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.Tanh(), nn.Linear(sizes[1], sizes[2]))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(draw.tensor(*p.shape, low=-1.0, high=1.0))
+    names = [name for name, _ in model.named_parameters()]
+    model.get_parameter(draw.choice(names)).requires_grad_(False)
+    for p in model.parameters():
+        if draw.chance() < 0.5:
+            p.grad = draw.tensor(*p.shape)
+    inputs, targets = draw.tensor(5, sizes[0]), draw.tensor(5, sizes[2])
+    result, used = autograd_called(student.trainable_gradients, model, inputs, targets)
+    observe("autograd was called", used)
+    observe("the gradients", list(result) if isinstance(result, list | tuple) else result)
+    for name, p in model.named_parameters():
+        observe(f"{name}.grad afterwards", p.grad)
 
 
 def test_second_derivative(student, observe, draw):
     for label in sorted(ELEMENTWISE):
-        x = draw.tensor(5)
-        result, used = autograd_called(student.second_derivative, ELEMENTWISE[label], x)
-        observe(f"f'' of {label}", result, atol=1e-4)
+        f, low, high = ELEMENTWISE[label]
+        x = draw.tensor(5, low=low, high=high)
+        result, used = autograd_called(student.newton_step, f, x)
+        observe(f"the Newton step for {label}", result, atol=1e-4)
         observe("autograd was called", used)
 
 
 def test_clipped_gradient(student, observe, draw):
-    for _ in range(2):
+    for max_norm in [draw.number(0.5, 3.0, digits=2), draw.number(30.0, 60.0, digits=2)]:
         x = draw.tensor(6, requires_grad=True)
-        limit = draw.number(0.5, 3.0, digits=2)
-        (loss, hooks), used = autograd_called(hooks_registered, student.clipped_gradient, x, limit)
+        (loss, hooks), used = autograd_called(
+            hooks_registered, student.clipped_gradient, x, max_norm
+        )
         observe("the loss returned", number(loss), atol=1e-4)
         observe("autograd was called", used)
         observe("a hook was registered", hooks >= 1)
         observe("x.grad afterwards", x.grad, atol=1e-4)
+
+
+def test_safe_norm(student, observe, draw):
+    n, d = draw.integer(4, 7), draw.integer(2, 4)
+    rows = draw.tensor(n, d)
+    zero_rows = {draw.integer(0, n - 1) for _ in range(2)}
+    for i in zero_rows:
+        rows[i] = 0.0
+    v = rows.requires_grad_()
+    lengths = student.safe_norm(v)
+    observe("safe_norm(v)", lengths)
+    observe("safe_norm(v) is tracked", bool(lengths.requires_grad))
+    if lengths.requires_grad:
+        (gradient,) = torch.autograd.grad(lengths, v, draw.tensor(n, low=-1.0, high=1.0))
+        observe("its gradient", gradient, atol=1e-4)
+
+
+def test_per_sample_grads(student, observe, draw):
+    n, d = draw.integer(3, 7), draw.integer(2, 5)
+    w, xs, ys = draw.tensor(d), draw.tensor(n, d), draw.tensor(n)
+    result, used = autograd_called(student.per_sample_grads, w, xs, ys)
+    observe("per_sample_grads(w, xs, ys)", result, atol=1e-4)
+    observe("autograd was called", used)
 
 
 def test_fix_inplace(student, observe, draw):
