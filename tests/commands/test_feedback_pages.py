@@ -36,17 +36,17 @@ SECRET = _probe_source()
 # Called by the probe (not by the visible test), the answers report the probe source: as the
 # error they raise and as the value they return.
 ANSWERS = """
-_make_leaf, _snapshot = make_leaf, snapshot
+_make_leaf, _fresh_leaf = make_leaf, fresh_leaf
 
-def make_leaf(values):
+def make_leaf(*args):
     if sys._getframe(1).f_code.co_name == "test_make_leaf":
         raise ValueError(SECRET)
-    return _make_leaf(values)
+    return _make_leaf(*args)
 
-def snapshot(t):
+def fresh_leaf(t):
     if sys._getframe(1).f_code.co_name == "test_snapshot":
         return SECRET
-    return _snapshot(t)
+    return _fresh_leaf(t)
 """
 PRINTS = """\
 lines = SECRET.splitlines()

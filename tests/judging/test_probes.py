@@ -175,9 +175,10 @@ def test_a_disagreeing_probe_tells_the_student_what_to_do():
     assert ADVICE not in nb.cells[1].outputs[-1].evalue  # no probe: the instructor's problem
 
 
-def test_make_leaf_is_never_probed_with_values_a_zeros_answer_matches():
-    """Lesson 1's probe draws no all-zero values, for any seed: an answer returning
-    `torch.zeros(len(values))` could otherwise pass on an unlucky seed."""
+def test_make_leaf_is_never_probed_with_a_grid_a_zeros_answer_matches():
+    """Lesson 1's probe asks for grids of at least two cells, for any seed: the grid 0, 1, 2, …
+    then holds a number other than 0, so an answer returning `torch.zeros(rows, cols)` could not
+    pass on an unlucky seed."""
     import torch
 
     from grader.probing import run_probe
@@ -185,10 +186,10 @@ def test_make_leaf_is_never_probed_with_values_a_zeros_answer_matches():
     probes = load_probes(probes_file("01_tensors_and_requires_grad").read_text())
     drawn = []
 
-    def make_leaf(values):
-        drawn.append(list(values))
-        return torch.tensor(values, dtype=torch.float32, requires_grad=True)
+    def make_leaf(rows, cols):
+        drawn.append(rows * cols)
+        return torch.arange(rows * cols, dtype=torch.float32).reshape(rows, cols).requires_grad_()
 
-    for seed in range(3000):
+    for seed in range(1500):
         run_probe(probes, "test_make_leaf", {"make_leaf": make_leaf}, seed)
-    assert len(drawn) == 3000 and all(any(v != 0 for v in values) for values in drawn)
+    assert len(drawn) == 3000 and min(drawn) >= 2

@@ -364,7 +364,8 @@ def test_the_grading_process_environment_never_reaches_a_submission(run):
 
 
 def _hidden_test_lines() -> set[str]:
-    """The lines of every lesson's hidden tests that no released notebook and no attack holds."""
+    """The lines of every lesson's hidden tests that no released notebook and no attack holds,
+    whole or inside a longer line."""
     hidden, public = set(), set(yaml.safe_dump(ATTACKS).splitlines())
     for lesson in lessons():
         for cell in nbformat.read(student_notebook(lesson), as_version=4).cells:
@@ -376,7 +377,8 @@ def _hidden_test_lines() -> set[str]:
                     inside = "BEGIN" in line
                 elif inside:
                     hidden.add(line.strip())
-    return {line for line in hidden - public if len(line) > 15}
+    shown = "\n".join(public)  # a hidden line that a public one contains is no secret
+    return {line for line in hidden - public if len(line) > 15 and line not in shown}
 
 
 def _texts(value) -> list[str]:
