@@ -17,6 +17,7 @@ The origins are flow-insensitive: a name holds every origin any of its assignmen
 
 import ast
 import collections
+import functools
 from collections.abc import Iterator
 
 GRADIENT, DATA, HAND = "gradient", "data", "hand"
@@ -27,10 +28,11 @@ FROM_AUTOGRAD = {GRADIENT, MOVED}
 # Reverse mode only: the grader checks "using autograd" by scaling the gradients reverse mode
 # computes, which forward mode (jvp, jacfwd) never sees.
 GRADIENT_CALLS = {"grad", "jacobian", "hessian", "vjp", "vhp", "hvp", "jacrev", "grad_and_value"}
+AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 EMPTY_CALLS = {
     "ones_like", "zeros_like", "empty_like", "ones", "zeros", "empty", "new_ones", "new_zeros",
     "new_empty", "len", "range", "size", "numel", "nelement", "dim", "isinstance", "print",
-    "is_tensor",
+    "is_tensor", "register_hook", "backward", "zero_grad", "step", "requires_grad",
 }  # fmt: skip
 FILLED_CALLS = {"full", "full_like", "new_full"}  # as empty as the value they are filled with
 COPYING_CALLS = {
@@ -41,6 +43,9 @@ COPYING_CALLS = {
     "reversed", "t", "transpose", "permute", "retain_grad", "copy", "deepcopy", "type",
     "ravel", "broadcast_to", "atleast_1d", "vmap", "dict", "values", "items", "parameters",
     "named_parameters", "buffers", "children", "modules", "get_parameter", "state_dict", "keys",
+    "vstack", "hstack", "row_stack", "column_stack", "concat", "concatenate", "Tensor",
+    "FloatTensor", "DoubleTensor", "scalar_tensor", "asarray", "array", "new_tensor", "repeat",
+    "tile", "float64", "float32", "round", "map",
 }  # fmt: skip
 SHAPED_LIKE = {"type_as", "view_as", "reshape_as", "expand_as"}  # only the shape of the other
 # What a gradient stays a gradient through, besides copies and arithmetic: sums, clipping,
@@ -51,7 +56,8 @@ GRADIENT_KEEPING = {
     "sub", "mul", "div", "true_divide", "multiply", "divide", "index_select", "gather",
     "sum_to_size", "masked_fill", "nan_to_num", "clamp_", "clip_", "mul_", "div_", "add_",
     "sub_", "copy_", "zero_", "neg_", "append", "extend", "vector_norm", "sqrt", "rsqrt",
-    "reciprocal", "pow", "square",
+    "reciprocal", "pow", "square", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_", "fmin",
+    "fmax", "dot", "inner", "addcdiv", "addcmul", "reduce", "normalize",
 }  # fmt: skip
 BOOKKEEPING_CALLS = {"len", "int", "float", "abs", "min", "max", "round"}
 EMPTY_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "is_leaf", "requires_grad", "grad_fn"}
@@ -71,9 +77,20 @@ def returns_gradient(function: ast.AST, bindings: dict) -> bool:
     return bool(returned) and all(origin & FROM_AUTOGRAD for _, origin in returned)
 
 
-def hand_made(function: ast.AST, bindings: dict, must_return_gradient: bool) -> str | None:
-    """Why the results of `function` (a def or lambda) are not autograd's, or None."""
+def differentiated_data(function: ast.AST, bindings: dict) -> tuple[int, ...]:
+    """The positions of the parameters whose values go into what the function differentiates
+    (read from the solution: `x` and `xs`, not `lr` or `k`)."""
     flow = Flow(function, bindings, autograd_names(bindings))
+    return tuple(i for i, name in enumerate(flow.parameters) if name in flow.root_names)
+
+
+def hand_made(
+    function: ast.AST, bindings: dict, must_return_gradient: bool, data: tuple[int, ...] = ()
+) -> str | None:
+    """Why the results of `function` (a def or lambda) are not autograd's, or None. `data`:
+    the positions of parameters that are differentiated data, never bookkeeping."""
+    flow = Flow(function, bindings, autograd_names(bindings))
+    flow.differentiated |= {flow.parameters[i] for i in data if i < len(flow.parameters)}
     flow.check()
     if must_return_gradient:
         for node, origin in flow.returned():
@@ -96,17 +113,33 @@ def defined(name: str, bindings: dict, seen: frozenset = frozenset()) -> ast.AST
     return None
 
 
-def autograd_names(bindings: dict) -> set[str]:
-    """The notebook's names for autograd's functions (`from torch.autograd import grad as g`)."""
-    names = set(GRADIENT_CALLS)
+def autograd_names(bindings: dict) -> dict[str, str]:
+    """The notebook's names for autograd's functions, each with the function it names
+    (`from torch.autograd import grad as g`: g is grad; `bw = torch.autograd.backward`)."""
+    names = {}
     for statements in bindings.values():
         for statement in statements:
             module = getattr(statement, "module", None) or ""
-            if isinstance(statement, ast.ImportFrom) and (
-                "autograd" in module or module == "torch.func"
-            ):
-                names |= {a.asname or a.name for a in statement.names}
+            if isinstance(statement, ast.ImportFrom) and module.startswith(AUTOGRAD_MODULES):
+                for alias in statement.names:
+                    if alias.name in GRADIENT_CALLS | {"backward"}:
+                        names[alias.asname or alias.name] = alias.name
+            elif isinstance(statement, ast.Assign) and _is_autograd_path(statement.value):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        names[target.id] = statement.value.attr
     return names
+
+
+def _is_autograd_path(node: ast.AST) -> bool:
+    """`torch.autograd.grad`, `torch.func.jacrev`, `autograd.functional.jacobian` and the like."""
+    if not (isinstance(node, ast.Attribute) and node.attr in GRADIENT_CALLS | {"backward"}):
+        return False
+    parts = []
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        parts.append(node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", ""))
+    return bool({"autograd", "func", "functional", "functorch"} & set(parts))
 
 
 class Flow:
@@ -119,9 +152,13 @@ class Flow:
         given = list(arguments or [])
         given += [frozenset({DATA})] * (len(self.parameters) - len(given))
         start = dict(outer or {})
+        for inner in _own_nodes(function):  # what functions defined inside are given is data
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                start.update(dict.fromkeys(_parameters(inner), frozenset({DATA})))
         start.update(zip(self.parameters, map(frozenset, given), strict=False))
         self.env = self._bound = start
         self.leaves = self._leaves()
+        self.differentiated = self._differentiated()
         for _ in range(ROUNDS):  # each round binds anew, in the order the code runs
             found, self._bound = self.env, {}
             self.env = collections.ChainMap(self._bound, found)  # this round's names first
@@ -158,8 +195,8 @@ class Flow:
                 written = _setattr_target(node)
                 if written is not None:
                     self._written(written, self.origin(node.args[2]))
-        for hook in self._hooks():
-            inner = Flow(hook, self.bindings, self.autograd, [{GRADIENT}], self.depth, self.env)
+        for hook, given in self._hooks():
+            inner = Flow(hook, self.bindings, self.autograd, given, self.depth, self.env)
             inner.check()
             self.problems += inner.problems
             for value, origin in inner.returned():
@@ -203,13 +240,21 @@ class Flow:
         args = _expanded(call.args)
         keywords = _expanded_keywords(call.keywords)
         seeds = [value for key, value in keywords if key in SEEDS]
+        if isinstance(call.func, ast.Name):
+            name = self.autograd.get(name, name) if self._autograd(call.func) else name
+        unread = [a.value for a in args if isinstance(a, ast.Starred)]  # `*args`, `**kwargs`
+        unread += [value for key, value in keywords if key is None]
         if name == "backward":  # tensor.backward(seed), torch.autograd.backward(tensor, seed)
             on_module = isinstance(call.func, ast.Name) or (
                 isinstance(call.func, ast.Attribute) and _called(call.func.value) in MODULE_LIKE
             )
-            seeds += args[1:2] if on_module else args[0:1]
-        if name in self.autograd and name == "grad" and len(args) > 2:
-            seeds.append(args[2])
+            seeds += unread + (args[1:2] if on_module else args[0:1])
+        elif name == "grad" and self._autograd(call.func):
+            seeds += unread + args[2:3]
+        elif name in {"vjp", "vhp", "hvp"} and self._autograd(call.func):
+            seeds += unread + args[2:3]  # torch.autograd.functional.vjp(f, x, v)
+        if self._is_pullback(call.func):
+            seeds += args  # torch.func.vjp(f, x) gives (out, pullback); pullback(v)
         for seed in seeds:
             if HAND in self.origin(seed):
                 self.problems.append(f"starts autograd from {_shown(seed)}, worked out by hand")
@@ -267,8 +312,8 @@ class Flow:
     def _called_origin(self, call: ast.Call) -> frozenset:
         func = call.func
         name = _called(func)
-        inner = _called(func.func) if isinstance(func, ast.Call) else None  # torch.func.grad(f)(x)
-        if name in self.autograd or inner in self.autograd:
+        inner = func.func if isinstance(func, ast.Call) else None  # torch.func.grad(f)(x)
+        if self._autograd(func) or (inner is not None and self._autograd(inner)):
             return frozenset({GRADIENT})
         callee = NOTHING if isinstance(func, ast.Attribute) else self.origin(func)
         if GRADIENT in callee:
@@ -288,11 +333,40 @@ class Flow:
         helper = self._helper(func)
         if helper is not None:
             return self._helper_origin(helper, call)
+        if isinstance(func, ast.Name) and func.id in self.bindings and self.depth >= DEPTH:
+            return frozenset({HAND})  # a notebook function too deep to follow
         operands = [*receiver, *arguments] + ([func] if callee else [])
         origin = self._combined(operands)
-        if GRADIENT in origin and name not in GRADIENT_KEEPING:
+        given = [self.origin(operand) for operand in operands]
+        only_gradients = all(o <= {GRADIENT} for o in given)
+        if GRADIENT in origin and name not in GRADIENT_KEEPING and not only_gradients:
             return frozenset({HAND})  # torch.sigmoid(x + 0 * s.grad) is not a gradient
         return origin
+
+    def _is_pullback(self, func: ast.AST) -> bool:
+        """`torch.func.vjp(f, x)[1]`, or a name unpacked from such a call."""
+        if isinstance(func, ast.Subscript):
+            func = func.value
+            return isinstance(func, ast.Call) and _called(func.func) == "vjp"
+        return isinstance(func, ast.Name) and func.id in self._pullbacks
+
+    @functools.cached_property
+    def _pullbacks(self) -> set[str]:
+        names = set()
+        for node in _own_nodes(self.function):
+            is_call = isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            if is_call and _called(node.value.func) == "vjp" and self._autograd(node.value.func):
+                for target in node.targets:
+                    if isinstance(target, ast.Tuple) and isinstance(target.elts[-1], ast.Name):
+                        names.add(target.elts[-1].id)
+        return names
+
+    def _autograd(self, func: ast.AST) -> bool:
+        """Whether `func` is one of autograd's functions: by its path, or a name the notebook
+        gave one, not one of the function's own."""
+        if isinstance(func, ast.Name):
+            return func.id in self.autograd and func.id not in self.env
+        return _is_autograd_path(func)
 
     def _combined(self, operands: list[ast.AST], *, additive: bool = False) -> frozenset:
         """A value computed from `operands`: a gradient if one of them is, and then scaled only by
@@ -302,7 +376,7 @@ class Flow:
         if not any(GRADIENT in origin for origin in origins):
             return frozenset({HAND}) if any(origins) else NOTHING
         mixed = [o for o, origin in zip(operands, origins, strict=True) if HAND in origin]
-        if mixed and len([origin for origin in origins if origin]) > 1 and self.checking:
+        if mixed and self.checking:
             self.problems.append(
                 f"combines autograd's gradient with {_shown(mixed[0])}, worked out by hand"
             )
@@ -330,7 +404,7 @@ class Flow:
             return (
                 node.id in self.parameters
                 and self.env.get(node.id, NOTHING) <= {DATA}
-                and node.id not in self.leaves
+                and node.id not in self.differentiated
             )
         if isinstance(node, ast.UnaryOp):
             return self._bookkeeping(node.operand)
@@ -338,6 +412,8 @@ class Flow:
             return self._bookkeeping(node.left) and self._bookkeeping(node.right)
         if isinstance(node, ast.Call) and _called(node.func) in BOOKKEEPING_CALLS:
             return isinstance(node.func, ast.Name) and all(map(self._bookkeeping, node.args))
+        if isinstance(node, ast.Call) and _called(node.func) in {"ones", "ones_like"}:
+            return not node.keywords or all(kw.arg != "requires_grad" for kw in node.keywords)
         return False
 
     # -- names --------------------------------------------------------------------------------
@@ -360,6 +436,9 @@ class Flow:
             self._bound[node.name] = _union(self.origin(value) for value in returns)
         elif isinstance(node, ast.Call):
             self._bind_call(node)
+            for hook in node.args[:1] if (_called(node.func) or "").startswith("register_") else []:
+                if isinstance(hook, ast.Attribute) and hook.attr in GROWING_METHODS:
+                    self._assign(hook.value, frozenset({GRADIENT}))  # h.register_hook(kept.append)
 
     def _bind_call(self, call: ast.Call) -> None:
         if self._is_optimizer(call):
@@ -407,17 +486,21 @@ class Flow:
 
     def _stepped(self, call: ast.Call) -> bool:
         """Whether the value of `call` is bound to a name whose `.step()` is called."""
+        return id(call) in self._stepped_calls
+
+    @functools.cached_property
+    def _stepped_calls(self) -> set[int]:
         stepped = {
             _root_name(n.func.value)
             for n in _own_nodes(self.function)
             if isinstance(n, ast.Call) and _called(n.func) == "step"
             and isinstance(n.func, ast.Attribute)
         }  # fmt: skip
-        return any(
-            isinstance(n, ast.Assign) and n.value is call
-            and any(_root_name(t) in stepped for t in n.targets)
+        return {
+            id(n.value)
             for n in _own_nodes(self.function)
-        )  # fmt: skip
+            if isinstance(n, ast.Assign) and any(_root_name(t) in stepped for t in n.targets)
+        }
 
     def _assign_value(self, target: ast.AST, value: ast.AST) -> None:
         """`a, b = x, y` binds a to x and b to y; any other target takes the value's origin."""
@@ -446,13 +529,15 @@ class Flow:
         for node in _own_nodes(self.function):
             if isinstance(node, ast.Attribute) and node.attr == "retain_grad":
                 leaves.add(_root_name(node.value))
-            elif isinstance(node, ast.Call) and _called(node.func) in self.autograd:
+            elif isinstance(node, ast.Call) and self._autograd(node.func):
                 leaves |= {n.id for a in node.args[1:2] for n in ast.walk(a) if _is_name(n)}
             if isinstance(node, ast.Call) and (
                 _called(node.func) == "requires_grad_"
                 or any(kw.arg == "requires_grad" for kw in node.keywords)
             ):
                 leaves |= {n.id for n in ast.walk(node) if _is_name(n)}
+            if isinstance(node, ast.Assign) and _makes_a_leaf(node):
+                leaves |= {_root_name(t) for t in node.targets}
         for _ in range(ROUNDS):
             for node in _own_nodes(self.function):
                 if isinstance(node, ast.Assign) and any(
@@ -461,22 +546,88 @@ class Flow:
                     leaves |= {n.id for n in ast.walk(node.value) if _is_name(n)}
         return leaves - {None}
 
-    def _hooks(self) -> list[ast.AST]:
-        """The functions the code registers as hooks: their argument is a gradient."""
+    def _differentiated(self) -> set[str]:
+        """The names that are themselves leaves autograd differentiates with respect to (not the
+        inputs they were made from): `x` in `x = x.clone().requires_grad_()`."""
+        names = set()
+        for node in _own_nodes(self.function):
+            if isinstance(node, ast.Assign) and _makes_a_leaf(node):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif (
+                isinstance(node, ast.Call)
+                and _called(node.func) in {"requires_grad_", "retain_grad"}
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+            ):
+                names.add(node.func.value.id)
+            elif isinstance(node, ast.Call) and self._autograd(node.func):
+                names |= {n.id for a in node.args[1:2] for n in ast.walk(a) if _is_name(n)}
+        return names
+
+    @functools.cached_property
+    def root_names(self) -> set[str]:
+        """The names that go into what autograd differentiates (a backward's tensor, grad's
+        outputs and inputs, an optimizer's parameters), and the names those are made from."""
+        names = set()
+        for node in _own_nodes(self.function):
+            if isinstance(node, ast.Call) and _called(node.func) == "backward":
+                parts = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+                names |= {n.id for p in parts + node.args[:1] for n in ast.walk(p) if _is_name(n)}
+            elif isinstance(node, ast.Call) and (
+                self._autograd(node.func) or self._is_optimizer(node)
+            ):
+                names |= {n.id for a in node.args[:2] for n in ast.walk(a) if _is_name(n)}
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Call):  # vmap(grad(f))(x)
+                names |= {n.id for a in node.args for n in ast.walk(a) if _is_name(n)}
+        for _ in range(ROUNDS):
+            for node in _own_nodes(self.function):
+                targets, value = _bound_by(node)
+                if value is None or _uses_gradients(value):
+                    continue  # x -= lr * x.grad moves x; lr is not differentiated
+                if {n.id for t in targets for n in ast.walk(t) if _is_name(n)} & names:
+                    names |= {n.id for n in ast.walk(value) if _is_name(n)}
+        return names
+
+    def _hooks(self) -> list[tuple[ast.AST, list]]:
+        """The functions the code registers as hooks, each with what its parameters are given:
+        `functools.partial`'s arguments first, then the gradient."""
         hooks = []
         for node in _own_nodes(self.function):
             if isinstance(node, ast.Call) and (_called(node.func) or "").startswith("register_"):
-                for argument in node.args[:1]:
-                    if isinstance(argument, ast.Lambda):
-                        hooks.append(argument)
-                    elif isinstance(argument, ast.Name):
-                        local = [
-                            n for n in ast.walk(self.function)
-                            if isinstance(n, ast.FunctionDef) and n.name == argument.id
-                        ]  # fmt: skip
-                        found = defined(argument.id, self.bindings)
-                        hooks += local or ([found] if found else [])
+                given = node.args[:1] + [kw.value for kw in node.keywords if kw.arg == "hook"]
+                for argument in given:
+                    bound = []
+                    if isinstance(argument, ast.Call) and _called(argument.func) == "partial":
+                        argument, bound = argument.args[0], argument.args[1:]
+                    hook = self._function(argument)
+                    if hook is None and not _collects(argument):
+                        self.problems.append("registers a hook that is not a def or a lambda")
+                    elif hook is None:
+                        continue  # print, or kept.append: the gradient itself is kept
+                    else:
+                        origins = [self.origin(value) for value in bound] + [{GRADIENT}]
+                        defaults = hook.args.defaults
+                        rest = _parameters(hook)[len(origins) :]
+                        origins += [
+                            self.origin(defaults[i - len(rest) + len(defaults)])
+                            if i >= len(rest) - len(defaults)
+                            else frozenset({DATA})
+                            for i in range(len(rest))
+                        ]
+                        hooks.append((hook, origins))
         return hooks
+
+    def _function(self, node: ast.AST) -> ast.AST | None:
+        """The lambda, or the def (in the function or the notebook) that `node` names."""
+        if isinstance(node, ast.Lambda):
+            return node
+        if not isinstance(node, ast.Name):
+            return None
+        local = [
+            n for n in ast.walk(self.function)
+            if isinstance(n, ast.FunctionDef) and n.name == node.id
+        ]  # fmt: skip
+        return local[0] if local else defined(node.id, self.bindings)
 
     def _helper(self, func: ast.AST) -> ast.AST | None:
         """The notebook's own function that `func` names, if it is one."""
@@ -494,13 +645,51 @@ class Flow:
         return _union(origin for _, origin in inner.returned())
 
 
+def _uses_gradients(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
+
+
+def _bound_by(node: ast.AST) -> tuple[list, ast.AST | None]:
+    """(targets, value) of a statement that binds names from a value; else ([], None)."""
+    if isinstance(node, ast.Assign):
+        return node.targets, node.value
+    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
+        return [node.target], node.value
+    if isinstance(node, ast.For | ast.comprehension):
+        return [node.target], node.iter
+    return [], None
+
+
+def _collects(hook: ast.AST) -> bool:
+    """`print` or `kept.append`: a hook that keeps or shows the gradient and returns nothing."""
+    if isinstance(hook, ast.Name):
+        return hook.id == "print"
+    return isinstance(hook, ast.Attribute) and hook.attr in GROWING_METHODS
+
+
+def _makes_a_leaf(node: ast.Assign) -> bool:
+    """`h = ….requires_grad_()`, `t = torch.tensor(…, requires_grad=True)`, `t.requires_grad =
+    True`: the names assigned are leaves of the function's own."""
+    if any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets):
+        return True
+    return any(
+        isinstance(n, ast.Call)
+        and (
+            _called(n.func) == "requires_grad_"
+            or any(kw.arg == "requires_grad" for kw in n.keywords)
+        )
+        for n in ast.walk(node.value)
+    )
+
+
 def _setattr_target(call: ast.Call) -> ast.Attribute | None:
     """`setattr(t, "grad", v)` written as the attribute it sets, `t.grad`."""
     if not (_called(call.func) == "setattr" and isinstance(call.func, ast.Name)):
         return None
-    if len(call.args) != 3 or not isinstance(call.args[1], ast.Constant):
+    if len(call.args) != 3:
         return None
-    return ast.Attribute(value=call.args[0], attr=str(call.args[1].value), ctx=ast.Store())
+    name = call.args[1].value if isinstance(call.args[1], ast.Constant) else "grad"  # computed
+    return ast.Attribute(value=call.args[0], attr=str(name), ctx=ast.Store())
 
 
 def _parameters(function: ast.AST) -> list[str]:

@@ -75,6 +75,7 @@ class Rule:
     function: str
     how: str
     returns_gradient: bool = False  # the solution's function returns what autograd computed
+    data: tuple[int, ...] = ()  # positions of the parameters the solution differentiates
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ def _rules(
         solution = gradient_flow.defined(rule.function, bindings)
         if rule.how == USING_AUTOGRAD and solution:
             returns = gradient_flow.returns_gradient(solution, bindings)
-            found[index] = Rule(rule.test, rule.function, rule.how, returns)
+            data = gradient_flow.differentiated_data(solution, bindings)
+            found[index] = Rule(rule.test, rule.function, rule.how, returns, data)
     return tuple(dict.fromkeys(found))
 
 
@@ -184,7 +186,7 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
                 "as a plain function: define it with def (no decorator) or as a lambda"
             )
         elif not problem and rule.how == USING_AUTOGRAD:
-            made = gradient_flow.hand_made(function, bindings, rule.returns_gradient)
+            made = gradient_flow.hand_made(function, bindings, rule.returns_gradient, rule.data)
             problem = made and (
                 f"the exercise asks for this using autograd, but the code {made}: "
                 "take the result from the gradient autograd computes for what the function "

@@ -213,6 +213,15 @@ HAND_MADE_RESULTS.update(
         "    return formula() * s.grad\n",
         "a seed given by keyword": "    s = x.clone().requires_grad_()\n"
         f"    s.backward(**{{'gradient': {SOFTPLUS}}})\n    return s.grad\n",
+        "operators on the input alone": "    s = torch.ones_like(x).requires_grad_()\n"
+        "    s.sum().backward()\n    return s.grad / (1 + 2.718281828459045 ** -x)\n",
+        "a seed for a vector-Jacobian product": "    _, g = torch.autograd.functional.vjp("
+        f"lambda t: t, x, {SOFTPLUS})\n    return g\n",
+        "a torch.func pullback": "    _, pull = torch.func.vjp(lambda t: t, x)\n"
+        f"    return pull({SOFTPLUS})[0]\n",
+        "a hook whose defaults hold the formula": "    s = x.clone().requires_grad_()\n"
+        f"    s.register_hook(hook=lambda g, f={SOFTPLUS}: f * g)\n    s.sum().backward()\n"
+        "    return s.grad\n",
         "forward mode times the scale": f"{LEAF}    j = torch.func.jacfwd(lambda t: "
         "torch.nn.functional.softplus(t).sum())(x)\n    return j * s.grad\n",
     }
@@ -264,6 +273,12 @@ RESULTS_FROM_AUTOGRAD = {  # correct answers in styles the reading must follow
     "a seed of ones made from the output": "def derivative(f, xs):\n"
     "    x = xs.detach().requires_grad_()\n    y = f(x)\n"
     "    y.backward(y.new_ones(y.shape))\n    return x.grad\n",
+    "a hook that keeps the gradient": "def derivative(f, xs):\n    kept = []\n"
+    "    x = xs.detach().requires_grad_()\n    x.register_hook(kept.append)\n"
+    "    f(x).sum().backward()\n    return kept[0]\n",
+    "a leaf made from computed values": "def derivative(f, xs):\n"
+    "    h = torch.tanh(xs).detach().requires_grad_(True)\n    f(h).sum().backward()\n"
+    "    return h.grad\n",
     "a list of moved points": "def derivative(f, xs):\n    x = xs.detach().requires_grad_()\n"
     "    f(x).sum().backward()\n    out = []\n    out.append(x.grad * 1.0)\n"
     "    return out[-1].view_as(xs)\n",
