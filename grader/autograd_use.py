@@ -1,18 +1,21 @@
 """Whether an answer used autograd (or a hook), for exercises whose wording says "by hand",
 "using autograd" or "with a hook".
 
-`watch_autograd` counts the calls to autograd's entry points (`Tensor.backward` goes through
-`torch.autograd.backward`; `torch.autograd.functional` and `torch.func` through
-`torch.autograd.grad`). With `forbid=True` it also runs the answer under `torch.no_grad()` and
-makes every such call raise `AutogradUsed`, so only an answer worked out by hand runs through.
+Every reverse-mode gradient (`Tensor.backward`, `torch.autograd.backward` and `.grad`, and
+`torch.autograd.functional` and `torch.func` on top of them) reaches torch's engine through one
+function, `torch.autograd._engine_run_backward`, whatever name the answer imported them under.
+`watch_autograd` counts the calls to it; with `forbid=True` it also runs the answer under
+`torch.no_grad()` and makes every call raise `AutogradUsed`, so only an answer worked out by hand
+runs through. `scaled_gradients` scales the gradient each call starts from.
 """
 
 import contextlib
 
 import torch
+import torch.autograd
 
-ENTRY_POINTS = ("backward", "grad")
 SCALE = 1.25  # how much larger autograd's gradients come out inside `scaled_gradients`
+ENGINE = "_engine_run_backward"  # torch.autograd's own name for the engine's entry
 _REGISTER_HOOK = torch.Tensor.register_hook  # torch's own, whatever a block patches later
 
 
@@ -21,28 +24,33 @@ class AutogradUsed(RuntimeError):
 
 
 @contextlib.contextmanager
-def watch_autograd(*, forbid: bool = False):
-    """Yield the list of autograd entry points called inside the block, in order."""
-    calls: list[str] = []
-    originals = {name: getattr(torch.autograd, name) for name in ENTRY_POINTS}
+def _engine_wrapped(wrap):
+    """Run the block with torch.autograd's engine entry replaced by `wrap(original)`."""
+    original = getattr(torch.autograd, ENGINE)
+    setattr(torch.autograd, ENGINE, wrap(original))
+    try:
+        yield
+    finally:
+        setattr(torch.autograd, ENGINE, original)
 
-    def watched(name, original):
-        def entry(*args, **kwargs):
-            calls.append(name)
+
+@contextlib.contextmanager
+def watch_autograd(*, forbid: bool = False):
+    """Yield the list of autograd calls made inside the block, in order ("backward" for one that
+    accumulates into .grad, "grad" for one that returns gradients)."""
+    calls: list[str] = []
+
+    def wrap(original):
+        def engine(*args, **kwargs):
+            calls.append("backward" if kwargs.get("accumulate_grad", True) else "grad")
             if forbid:
-                raise AutogradUsed(f"torch.autograd.{name} was called")
+                raise AutogradUsed(f"torch.autograd.{calls[-1]} was called")
             return original(*args, **kwargs)
 
-        return entry
+        return engine
 
-    for name, original in originals.items():
-        setattr(torch.autograd, name, watched(name, original))
-    try:
-        with torch.no_grad() if forbid else contextlib.nullcontext():
-            yield calls
-    finally:
-        for name, original in originals.items():
-            setattr(torch.autograd, name, original)
+    with _engine_wrapped(wrap), torch.no_grad() if forbid else contextlib.nullcontext():
+        yield calls
 
 
 @contextlib.contextmanager
@@ -77,33 +85,21 @@ def gradients_reaching(leaf: torch.Tensor):
 def scaled_gradients(scale: float = SCALE):
     """Make every gradient autograd computes inside the block `scale` times too large.
 
-    Autograd is linear in the gradient it starts from, so scaling that start (a hook on each
-    output given to `backward`/`torch.autograd.grad`) scales every gradient it computes, along
-    any path, to any order. An answer that really takes its result from autograd changes with
-    the scale exactly as the solution does; a formula with a throwaway autograd call does not.
+    Autograd is linear in the gradient it starts from, so scaling that start scales every
+    gradient it computes, along any path, to any order. An answer that really takes its result
+    from autograd changes with the scale exactly as the solution does; a formula with a
+    throwaway autograd call does not.
     """
-    originals = {name: getattr(torch.autograd, name) for name in ENTRY_POINTS}
 
-    def scaled(original):
-        def entry(outputs, *args, **kwargs):
-            roots = [outputs] if isinstance(outputs, torch.Tensor) else list(outputs)
-            handles = [
-                _REGISTER_HOOK(root, lambda grad: grad * scale)
-                for root in roots
-                if isinstance(root, torch.Tensor) and root.requires_grad
-            ]
-            try:
-                return original(outputs, *args, **kwargs)
-            finally:
-                for handle in handles:
-                    handle.remove()
+    def wrap(original):
+        def engine(outputs, starts, *args, **kwargs):
+            if isinstance(starts, torch.Tensor):
+                starts = starts * scale
+            else:
+                starts = tuple(None if s is None else s * scale for s in starts)
+            return original(outputs, starts, *args, **kwargs)
 
-        return entry
+        return engine
 
-    for name, original in originals.items():
-        setattr(torch.autograd, name, scaled(original))
-    try:
+    with _engine_wrapped(wrap):
         yield
-    finally:
-        for name, original in originals.items():
-            setattr(torch.autograd, name, original)

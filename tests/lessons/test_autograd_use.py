@@ -52,3 +52,25 @@ def test_hooks_registered_counts_register_hook_calls():
 
     assert hooks_registered(clamp, torch.ones(2, requires_grad=True))[1] == 1
     assert hooks_registered(lambda x: x * 3, torch.ones(2, requires_grad=True))[1] == 0
+
+
+def test_autograd_imported_under_any_name_is_seen_and_scaled():
+    """An answer that imported grad or backward itself (bound before any check ran) is seen to
+    call autograd, and its gradients scale like the solution's: the checks watch the engine
+    entry both go through, not the names an answer may have copied."""
+    from torch.autograd import backward as run_backward
+    from torch.autograd import grad as slope
+
+    def by_grad(x):
+        leaf = x.detach().requires_grad_()
+        return slope((leaf**3).sum(), leaf)[0]
+
+    def by_backward(x):
+        leaf = x.detach().requires_grad_()
+        run_backward((leaf**3).sum())
+        return leaf.grad
+
+    x = torch.tensor([1.0, -2.0])
+    for answer in (by_grad, by_backward):
+        result, used = autograd_called(answer, x)
+        assert used and torch.allclose(result, SCALE * 3 * x**2), answer.__name__
