@@ -17,6 +17,7 @@ The origins are flow-insensitive: a name holds every origin any of its assignmen
 
 import ast
 import collections
+import contextlib
 import functools
 from collections.abc import Iterator
 
@@ -159,29 +160,61 @@ class Flow:
         self.env = self._bound = start
         self.leaves = self._leaves()
         self.differentiated = self._differentiated()
+        # Statements of the function's own body run once, in order: a name one of them binds
+        # holds that value until the next binds it again; inside a loop or a branch, it holds
+        # every value it may have. Each top statement keeps the names as they are before it.
+        self._top = set(map(id, function.body)) if isinstance(function.body, list) else set()
+        self._before: dict[int, dict] = {}
         for _ in range(ROUNDS):  # each round binds anew, in the order the code runs
             found, self._bound = self.env, {}
             self.env = collections.ChainMap(self._bound, found)  # this round's names first
             for node in _own_nodes(function):
+                if id(node) in self._top:
+                    self._before[id(node)] = dict(self.env)
                 self._bind(node)
             self.env = {**start, **self._bound}
             if self.env == found:
                 break
+        self._everything = self.env
+
+    @contextlib.contextmanager
+    def _at(self, statement: ast.AST):
+        """Read names as they are before the top statement `statement` runs."""
+        self.env = {**self._everything, **self._before.get(id(statement), {})}
+        try:
+            yield
+        finally:
+            self.env = self._everything
 
     # -- what the function does ---------------------------------------------------------------
 
     def returned(self) -> Iterator[tuple[ast.AST, frozenset]]:
         """Each value the function returns (each item of a returned tuple or list), with its
         origin."""
-        for value in _returns(self.function):
+        for statement, value in self._returns_at():
             items = value.elts if isinstance(value, ast.Tuple | ast.List) else [value]
-            for item in items:
-                yield item, self.origin(item)
+            with self._at(statement):
+                origins = [(item, self.origin(item)) for item in items]
+            yield from origins
+
+    def _returns_at(self) -> list[tuple[ast.AST | None, ast.AST]]:
+        """Each returned value, with the top statement it is returned in."""
+        if isinstance(self.function, ast.Lambda):
+            return [(None, self.function.body)]
+        return [(top, value) for top in self.function.body for value in _returns_in(top)]
 
     def check(self) -> None:
         """Record every way the function's results do not come from autograd."""
         self.checking = True
-        for node in _own_nodes(self.function):
+        for top in self.function.body if isinstance(self.function.body, list) else []:
+            with self._at(top):
+                self._check_nodes([top, *_descendants(top)])
+        if not isinstance(self.function.body, list):
+            self._check_nodes(list(_own_nodes(self.function)))
+        self._check_hooks()
+
+    def _check_nodes(self, nodes: list[ast.AST]) -> None:
+        for node in nodes:
             if isinstance(node, ast.expr):
                 self.origin(node)  # records gradients mixed with values worked out by hand
             if isinstance(node, ast.AugAssign):
@@ -195,6 +228,8 @@ class Flow:
                 written = _setattr_target(node)
                 if written is not None:
                     self._written(written, self.origin(node.args[2]))
+
+    def _check_hooks(self) -> None:
         for hook, given in self._hooks():
             inner = Flow(hook, self.bindings, self.autograd, given, self.depth, self.env)
             inner.check()
@@ -420,6 +455,7 @@ class Flow:
 
     def _bind(self, node: ast.AST) -> None:
         """Give the names a statement binds the origin of the value it binds them to."""
+        self._binding_once = id(node) in self._top and isinstance(node, ast.Assign | ast.AnnAssign)
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 self._assign_value(target, node.value)
@@ -520,7 +556,9 @@ class Flow:
             return  # x.grad is read as a gradient whatever is written into it
         if isinstance(target, ast.Call) or self._is_module(name):
             return  # torch.exp(t).add_(…) changes a value of its own, not torch
-        if name:
+        if name and self._binding_once and isinstance(target, ast.Name):
+            self._bound[name] = origin  # a top statement binding it anew
+        elif name:
             self._bound[name] = self._bound.get(name, self._start(name)) | origin
 
     def _leaves(self) -> set[str]:
@@ -708,6 +746,28 @@ def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
         node = pending.pop()
         yield node
         pending += reversed(list(ast.iter_child_nodes(node)))
+
+
+def _descendants(node: ast.AST) -> list[ast.AST]:
+    """The nodes inside `node`, in the order of the source."""
+    found, pending = [], list(reversed(list(ast.iter_child_nodes(node))))
+    while pending:
+        child = pending.pop()
+        found.append(child)
+        pending += reversed(list(ast.iter_child_nodes(child)))
+    return found
+
+
+def _returns_in(statement: ast.AST) -> list[ast.AST]:
+    """The values `return` statements inside `statement` return (not those of inner functions)."""
+    found, pending = [], [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            pending += ast.iter_child_nodes(node)
+    return found
 
 
 def _returns(function: ast.AST) -> list[ast.AST]:

@@ -213,6 +213,8 @@ HAND_MADE_RESULTS.update(
         "    return formula() * s.grad\n",
         "a seed given by keyword": "    s = x.clone().requires_grad_()\n"
         f"    s.backward(**{{'gradient': {SOFTPLUS}}})\n    return s.grad\n",
+        "a gradient's name bound again to the formula": f"{LEAF}    f = s.grad\n"
+        f"    f = {SOFTPLUS} * 1.25\n    return f\n",
         "operators on the input alone": "    s = torch.ones_like(x).requires_grad_()\n"
         "    s.sum().backward()\n    return s.grad / (1 + 2.718281828459045 ** -x)\n",
         "a seed for a vector-Jacobian product": "    _, g = torch.autograd.functional.vjp("
