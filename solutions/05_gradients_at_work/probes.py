@@ -87,25 +87,38 @@ def test_central_difference(student, observe, draw):
         observe(f"central_difference({formula}, x, 1e-5)", estimate, rtol=1e-6, atol=1e-6)
 
 
-def _cube(student):
-    """The student's cube; Cube.apply if only the class is defined."""
+def _scaled_square(student):
+    """The student's scaled_square; ScaledSquare.apply if only the class is defined."""
     try:
-        return student.cube
+        return student.scaled_square
     except ProbeError:
-        return student.Cube.apply
+        return student.ScaledSquare.apply
 
 
 def test_cube_function(student, observe, draw):
-    cube = _cube(student)
+    scaled_square = _scaled_square(student)
+    w = draw.tensor(5, low=-3.0, high=3.0, dtype=torch.float64, requires_grad=True)
     x = draw.tensor(5, low=-3.0, high=3.0, dtype=torch.float64, requires_grad=True)
-    y = cube(x)
-    observe("cube(x)", y)
+    y = scaled_square(w, x)
+    observe("scaled_square(w, x)", y)
     own = isinstance(y.grad_fn, BackwardCFunction)
-    observe("cube(x) comes from a torch.autograd.Function", own)
+    observe("scaled_square(w, x) comes from a torch.autograd.Function", own)
     grad_output = draw.tensor(5, dtype=torch.float64)
     if own:  # the student's backward alone, with autograd switched off
-        observe("the backward's result for grad_output", by_hand(y.grad_fn.apply, grad_output))
-    y.sum().backward()
-    observe("x.grad after cube(x).sum().backward()", x.grad)
-    points = draw.tensor(5, low=-3.0, high=3.0, dtype=torch.float64, requires_grad=True)
-    observe("gradcheck(cube)", gradcheck(cube, (points,), raise_exception=False))
+        observe("forward saved tensors for backward", len(y.grad_fn.saved_tensors) > 0)
+        grads = by_hand(y.grad_fn.apply, grad_output)
+        pair = isinstance(grads, tuple) and len(grads) == 2
+        observe("the backward returned a tuple of two gradients", pair)
+        if pair:
+            observe("the backward's gradient for w", grads[0])
+            observe("the backward's gradient for x", grads[1])
+    y.backward(grad_output)
+    observe("w.grad after scaled_square(w, x).backward(grad_output)", w.grad)
+    observe("x.grad after scaled_square(w, x).backward(grad_output)", x.grad)
+    points = [
+        draw.tensor(5, low=-3.0, high=3.0, dtype=torch.float64, requires_grad=True)
+        for _ in range(2)
+    ]
+    observe(
+        "gradcheck(scaled_square)", gradcheck(scaled_square, tuple(points), raise_exception=False)
+    )

@@ -1,0 +1,316 @@
+"""Lesson 4 (retain_graph and accumulation): the visible checks of its test cells.
+
+Each function compares what the student's function returned, or left behind, with the values the
+test cell writes out; the cell calls the student's function itself (by hand or through autograd,
+as the exercise asks).
+"""
+
+import contextlib
+import math
+
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from grader.checks import (
+    CheckFailed,
+    as_number,
+    call,
+    check_grad,
+    check_tensor,
+    check_tracked_leaf,
+    require,
+)
+
+SUMMED = "the loss is the sum of the squared errors, but the exercise asks for their mean."
+ADDED_UP = (
+    "it is the sum of the gradients of this batch and the ones before it. Gradients "
+    "accumulate: clear w.grad before each backward()."
+)
+OVERWRITTEN = (
+    "it equals the gradient of the last batch: zero_() changed the tensor you stored. "
+    "Store a copy, w.grad.clone()."
+)
+
+
+def check_batch_gradients(gradients, w, right, *, added_up, overwritten, summed) -> None:
+    """Check `gradients`, what batch_gradients(w, batches) returned, against `right` (one
+    gradient per batch) and w.grad against the last of them, explaining the usual slips (each
+    keyword: one value per batch, None where that slip shows nothing)."""
+    require(
+        isinstance(gradients, list) and len(gradients) == len(right),
+        "batch_gradients(w, batches) should return a list with one gradient per batch.",
+    )
+    for i, gradient in enumerate(gradients):
+        mistakes = {ADDED_UP: added_up[i], OVERWRITTEN: overwritten[i], SUMMED: summed[i]}
+        check_tensor(
+            gradient,
+            right[i],
+            f"the gradient of batch {i}",
+            atol=1e-5,
+            mistakes={why: value for why, value in mistakes.items() if value is not None},
+        )
+    check_grad(w, right[-1], "w", atol=1e-5)
+
+
+ONLY_LAST = (
+    "it is the gradient of the last chunk only: clear w.grad once, before the first chunk, "
+    "not between chunks."
+)
+STALE = (
+    "it still holds the old gradient: w.grad may hold one when the function is called, so "
+    "clear it (w.grad = None) at the start."
+)
+SUMMED_CHUNKS = (
+    "it is the gradient of the summed squared errors: use the mean over the full batch, "
+    "((x @ w - y) ** 2).mean(), as the exercise asks."
+)
+
+
+def _by_count(k: int, sizes: list[int]) -> str:
+    return (
+        f"it is what dividing each chunk's mean by the number of chunks, {k}, gives. That is right "
+        f"only for chunks of equal size; these have {sizes} rows, so the short last chunk counts "
+        "as much as a full one. Scale each chunk's mean by its share of the examples, "
+        "len(chunk) / len(x)."
+    )
+
+
+def _unscaled(k: int) -> str:
+    return (
+        f"it is the sum of the {k} chunks' gradients, unscaled: each chunk's mean averages over "
+        "its own rows only. Scale each chunk's mean by its share of the examples, "
+        "len(chunk) / len(x)."
+    )
+
+
+def check_accumulated_gradient(
+    w,
+    calls,
+    chunk_size: int,
+    sizes: list[int],
+    right,
+    *,
+    by_count,
+    unscaled,
+    only_last,
+    only_last_unscaled,
+    summed,
+    stale=None,
+) -> None:
+    """Check that accumulated_gradient(w, x, y, chunk_size) called autograd once per chunk
+    (`calls`, `sizes`: the chunks' row counts) and left `right` in w.grad, explaining the usual
+    slips (each keyword: the value that slip leaves; `stale` None where w.grad held nothing)."""
+    k, rows = len(sizes), sum(sizes)
+    name = f"accumulated_gradient(w, x, y, chunk_size={chunk_size}) for {rows} rows"
+    require(
+        len(calls) == k,
+        f"{name} called autograd {len(calls)} time(s), but the exercise asks for one backward() "
+        f"per chunk: {rows} rows in chunks of {chunk_size} make {k} chunks, so {k} calls.",
+    )
+    mistakes = {
+        _by_count(k, sizes): by_count,
+        _unscaled(k): unscaled,
+        ONLY_LAST: only_last,
+        ONLY_LAST + " (Then also scale each chunk's loss by its share.)": only_last_unscaled,
+        SUMMED_CHUNKS: summed,
+    }
+    if stale is not None:
+        mistakes[STALE] = stale
+    require(
+        w.grad is not None,
+        f"w.grad is None after {name}: call backward() on each chunk's loss.",
+    )
+    check_tensor(w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes)
+
+
+FREED = (
+    "The state s carries the graph of the step before, which that step's backward() freed. "
+    "Use only its value in the next step: s.detach()."
+)
+MODIFIED = (
+    "retain_graph=True keeps the old steps' graphs, but optimizer.step() has changed w in place "
+    "since they were recorded, so autograd cannot go back through them. Do not go back into "
+    "earlier steps at all: use the carried state as a constant, s.detach()."
+)
+CUT = (
+    "the loss no longer depends on w through anything autograd recorded: detach only the state "
+    "carried in from the step before, not w and not this step's new s."
+)
+UNCHANGED = (
+    "w did not change. Either the state was not carried from step to step (with s = 0, w * s "
+    "does not depend on w: keep s from one step to the next, detached), or the update did not "
+    "reach the caller's w (update it in place: optimizer.step(), or `w -= ...` inside "
+    "torch.no_grad(); `w = w - ...` makes a new tensor)."
+)
+NOT_CLEARED = (
+    "each step used the sum of all the gradients so far: clear the gradient at every step "
+    "(optimizer.zero_grad(), or w.grad = None)."
+)
+
+
+@contextlib.contextmanager
+def explain_graph_reuse():
+    """Around the call of fit_sequence: explain the errors that reusing an old step's graph
+    gives."""
+    try:
+        yield
+    except CheckFailed as error:
+        failure = str(error)
+        for clue, why in [
+            ("a second time", FREED),
+            ("modified by an inplace operation", MODIFIED),
+            ("does not require grad", CUT),
+        ]:
+            require(clue not in failure, f"{failure}\n{why}")
+        raise
+
+
+def check_fit_sequence(w, lr, start, right, *, unchanged, not_cleared, data: str = "") -> None:
+    """Check that w, after fit_sequence(w, xs, ys, lr) from w = `start`, is still a tracked leaf
+    holding `right`, explaining the usual slips (`data`: how the cell shows xs and ys)."""
+    check_tracked_leaf(w, "w after fit_sequence")
+    check_tensor(
+        w,
+        right,
+        f"w after fit_sequence(w, xs, ys, lr={lr}) from w = {start}{data}",
+        atol=1e-5,
+        mistakes={UNCHANGED: unchanged, NOT_CLEARED: not_cleared},
+    )
+
+
+NOT_KEPT = (
+    "hidden_gradient returned None: h is not a leaf, so backward() does not fill h.grad. "
+    "Call h.retain_grad() before loss.backward()."
+)
+OF_LEAF = (
+    "that is x.grad, the gradient with respect to the leaf x: by the chain rule it is the "
+    "gradient with respect to h times 1 - tanh(x) ** 2. Use h.retain_grad() and return h.grad."
+)
+ONE_PATH = (
+    "it holds only the gradient along the path h ** 2: h also feeds into 3 * h, and autograd "
+    "adds the gradients of both paths."
+)
+
+
+def check_hidden_gradient(gradient, right, *, of_leaf, one_path) -> None:
+    """Check `gradient`, what hidden_gradient(x) returned, against `right`, explaining the usual
+    slips (`of_leaf`, `one_path`: the values those slips give)."""
+    require(gradient is not None, NOT_KEPT)
+    check_tensor(
+        gradient,
+        right,
+        "hidden_gradient(x)",
+        atol=1e-5,
+        mistakes={OF_LEAF: of_leaf, ONE_PATH: one_path},
+    )
+
+
+ONCE = (
+    "grad_after_three(x) returns f'(x), the gradient after ONE backward(). Each of the three "
+    "calls adds f'(x) to x.grad."
+)
+
+
+def plain_number(value, shown: str) -> float:
+    """Check that `value`, what the call `shown` returned, is a finite plain Python number, and
+    return it."""
+    require(
+        isinstance(value, int | float) and not isinstance(value, bool),
+        f"{shown} returned a {type(value).__name__}, {value!r}: return a plain Python "
+        "number (an int or a float), computed from x with plain arithmetic, not a tensor.",
+    )
+    number = as_number(value)
+    require(
+        number is not None and math.isfinite(number),
+        f"{shown} returned {value!r}; it should return a finite number.",
+    )
+    return number
+
+
+def check_df_and_grad_after_three(values, slopes, after_three) -> None:
+    """Check `values` ((name, x): what df(x) and grad_after_three(x) returned) against autograd's
+    f'(x), `slopes`, and x.grad after three backward() calls, `after_three` (both keyed by x)."""
+    a, b = list(slopes)[:2]
+    for name in ("df", "grad_after_three"):
+        require(
+            values[name, a] != values[name, b],
+            f"{name} returns the same number, {values[name, a]!r}, at x = {a} and at x = {b}. "
+            "The derivative of x**3 + 2*x changes with x: return a formula in x, not a number.",
+        )
+    for x, slope in slopes.items():
+        three = after_three[x]
+        value = values["df", x]
+        require(
+            abs(value - slope) <= 1e-4 * slope,
+            f"df({x}) returned {value:.6g}, but autograd says the derivative at x = {x} is "
+            f"{slope:g}. Check your derivation (power rule, constant factors).",
+        )
+        value = values["grad_after_three", x]
+        require(abs(value - slope) > 1e-4 * slope, ONCE)
+        require(
+            abs(value - three) <= 1e-4 * three,
+            f"grad_after_three({x}) returned {value:.6g}, but x.grad after the three backward() "
+            f"calls at x = {x} is {three:g}. Each call adds f'(x) to x.grad: check f'(x), then "
+            "add it up three times.",
+        )
+
+
+OPTIMIZER_USED = (
+    "sgd_step ran a torch.optim optimizer's step(), but this exercise asks you to write the "
+    "step yourself: inside `with torch.no_grad():`, change each parameter in place, "
+    "p -= lr * p.grad, then clear p.grad."
+)
+NO_GRADIENT = (
+    "A parameter that the loss did not use has p.grad = None: there is nothing to step with, "
+    "so skip it (if p.grad is None: continue), as an optimizer does."
+)
+NOT_MOVED = (
+    "it did not change. Writing `p = p - ...` inside the function makes a new tensor and leaves "
+    "the caller's parameter as it was: change it in place, `p -= ...`, inside "
+    "`with torch.no_grad():`."
+)
+
+
+def run_sgd_step(sgd_step, params, lr, shown: str) -> None:
+    """Call sgd_step(params, lr); explain the usual errors; fail if an optimizer stepped
+    (`shown`: the parameters, as the messages name them)."""
+    stepped = []
+    handle = register_optimizer_step_pre_hook(lambda *args: stepped.append(True))
+    failure = None
+    try:
+        call(sgd_step, params, lr, name="sgd_step")
+    except CheckFailed as error:
+        failure = str(error)
+    finally:
+        handle.remove()
+    require(not stepped, OPTIMIZER_USED)
+    require(
+        failure is None or "in-place operation" not in failure,
+        f"{failure}\nAutograd refuses to change a leaf that requires gradients in place while "
+        "it records: do the update inside `with torch.no_grad():`.",
+    )
+    require(failure is None or "NoneType" not in failure, f"{failure}\n{NO_GRADIENT}")
+    require(failure is None, f"{failure} (params: {shown})")
+
+
+def check_sgd_step(
+    w, b, unused, shown: str, *, right_w, right_b, right_unused, start_w, start_b, along_w
+) -> None:
+    """Check the parameters after the call `shown` of sgd_step: still tracked leaves, at
+    `right_w`, `right_b` and `right_unused`, and w's and b's gradients cleared (`start_w`,
+    `start_b`: where w and b started; `along_w`: where a step along the gradient leaves w)."""
+    for name, p in [("w", w), ("b", b), ("unused", unused)]:
+        check_tracked_leaf(p, f"{name} after sgd_step")
+    check_tensor(
+        w,
+        right_w,
+        f"w after {shown}",
+        mistakes={NOT_MOVED: start_w, "w moved along the gradient: subtract it.": along_w},
+    )
+    check_tensor(b, right_b, f"b after {shown}", mistakes={NOT_MOVED: start_b})
+    check_tensor(unused, right_unused, f"unused (its .grad was None) after {shown}")
+    for name, p in [("w", w), ("b", b)]:
+        require(
+            p.grad is None or not p.grad.any(),
+            f"sgd_step left {name}.grad = {p.grad}: clear it (p.grad = None or p.grad.zero_()), "
+            "as optimizer.zero_grad() does, or the next backward() adds to it.",
+        )

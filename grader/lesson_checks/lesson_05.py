@@ -1,0 +1,323 @@
+"""Lesson 5 (gradients at work): the visible checks of its test cells.
+
+Each function compares what the student's function returned with the values the test cell writes
+out; the cell calls the student's function itself (by hand or through autograd, as the exercise
+asks) where the exercise says how.
+"""
+
+import contextlib
+import math
+
+import torch
+from torch.autograd.function import BackwardCFunction
+
+from grader.autograd_use import watch_autograd
+from grader.checks import CheckFailed, call, check_grad, check_tensor, require
+
+
+def float64(values) -> torch.Tensor:
+    """`values` as a float64 tensor (a copy, cut off from any graph)."""
+    if isinstance(values, torch.Tensor):
+        return values.detach().clone().to(torch.float64)
+    return torch.tensor(values, dtype=torch.float64)
+
+
+# Exercise 5 · A backward with two inputs
+
+SWAPPED = (
+    "the two gradients are swapped: return the gradient for w first, then the one for x, in the "
+    "order of forward's inputs."
+)
+NO_FACTOR_2 = "the gradient for x misses the factor 2 of the derivative of x**2."
+NO_CHAIN = (
+    "backward ignored grad_output: by the chain rule each gradient is grad_output times a "
+    "partial derivative of w * x**2."
+)
+SAVED_RESULT = (
+    "backward used the forward's result w * x**2 where x belongs: save the inputs with "
+    "ctx.save_for_backward(w, x) and read them back with w, x = ctx.saved_tensors."
+)
+
+
+def scaled_square_to_test(namespace: dict):
+    """The student's scaled_square; ScaledSquare.apply if only the class is defined."""
+    if "scaled_square" in namespace:
+        return namespace["scaled_square"]
+    function = namespace.get("ScaledSquare")
+    require(
+        isinstance(function, type) and issubclass(function, torch.autograd.Function),
+        "scaled_square is not defined, and ScaledSquare is not a class derived from "
+        "torch.autograd.Function: write ScaledSquare as such a class and end the answer cell "
+        "with `scaled_square = ScaledSquare.apply`.",
+    )
+    return function.apply
+
+
+def check_scaled_square(namespace: dict, w, x, value, label: str) -> torch.Tensor:
+    """Check scaled_square(w, x) is `value`, from the student's own Function that saved tensors."""
+    w, x = float64(w).requires_grad_(True), float64(x).requires_grad_(True)
+    y = call(scaled_square_to_test(namespace), w, x, name="scaled_square")
+    check_tensor(y, value, label)
+    require(
+        isinstance(y.grad_fn, BackwardCFunction),
+        f"scaled_square(w, x) was made by {type(y.grad_fn).__name__}, not by your own "
+        "torch.autograd.Function, so autograd never calls your backward. Return what "
+        "YourFunction.apply(w, x) returns: scaled_square = ScaledSquare.apply.",
+    )
+    require(
+        len(y.grad_fn.saved_tensors) > 0,
+        "your forward saved nothing for backward, which needs w and x: call "
+        "ctx.save_for_backward(w, x) in forward, and read them back in backward with "
+        "w, x = ctx.saved_tensors.",
+    )
+    return y
+
+
+def check_gradient_pair(result, right, grad_output, label: str, *, saved_result=None) -> None:
+    """Check the backward's result for `grad_output` is the tuple `right` (for w, then for x)."""
+    require(
+        not isinstance(result, list),
+        f"{label} is a list, which autograd takes for one gradient: return the two gradients as "
+        "a tuple, `return grad_w, grad_x`.",
+    )
+    require(
+        isinstance(result, tuple) and len(result) == 2,
+        f"{label} is {result!r}, but forward takes two inputs, w and x, so backward returns two "
+        "gradients: (the gradient for w, the gradient for x), in that order.",
+    )
+    right_w, right_x = float64(right[0]), float64(right[1])
+    grad_output = float64(grad_output)
+    wrong_w, wrong_x = {SWAPPED: right_x}, {SWAPPED: right_w, NO_FACTOR_2: right_x / 2}
+    wrong_w[NO_CHAIN], wrong_x[NO_CHAIN] = right_w / grad_output, right_x / grad_output
+    if saved_result is not None:
+        wrong_w[SAVED_RESULT], wrong_x[SAVED_RESULT] = saved_result
+    check_tensor(result[0], right_w, f"the gradient for w in {label}", mistakes=wrong_w)
+    check_tensor(result[1], right_x, f"the gradient for x in {label}", mistakes=wrong_x)
+
+
+def check_grads_of_sum(namespace: dict, w, x, right_w, right_x) -> None:
+    """Check w.grad and x.grad after scaled_square(w, x).sum().backward() (float64 leaves)."""
+    w, x = float64(w).requires_grad_(True), float64(x).requires_grad_(True)
+    y = call(scaled_square_to_test(namespace), w, x, name="scaled_square")
+    call(lambda: y.sum().backward(), name="scaled_square(w, x).sum().backward")
+    check_grad(w, right_w, "w")
+    check_grad(x, right_x, "x")
+
+
+class Formula:
+    """A function that shows its formula in failure messages."""
+
+    def __init__(self, fn, formula: str):
+        self.fn, self.formula = fn, formula
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return self.formula
+
+
+# Exercise 1 · A derivative by hand
+
+
+def check_dg(value, x: float, right: float) -> None:
+    """Check dg(x)'s `value` is a plain float within a relative 1e-12 of autograd's `right`."""
+    require(
+        isinstance(value, int | float) and not isinstance(value, bool),
+        f"dg({x}) returned a {type(value).__name__}, {value!r}: return a plain Python float, "
+        "computed with math.sin and math.cos, not a tensor.",
+    )
+    require(math.isfinite(value), f"dg({x}) returned {value!r}; it should return a finite number.")
+    if abs(value - right) <= 1e-6 * max(1.0, abs(right)):
+        require(
+            abs(value - right) <= 1e-12 * max(1.0, abs(right)),
+            f"dg({x}) returned {value!r}, close to autograd's {right!r} but not equal to it: "
+            "that is what a finite difference gives. It is an estimate; derive the exact formula "
+            "(product rule) and write it with math.sin and math.cos.",
+        )
+    require(
+        abs(value - right) <= 1e-12 * max(1.0, abs(right)),
+        f"dg({x}) returned {value:.15g}, but autograd says the derivative at x = {x} is "
+        f"{right!r}. Check your derivation (product rule, chain rule, constant factors).",
+    )
+
+
+# Exercise 2 · Two partial derivatives at many points
+
+POINTS_BACK = "it holds the points themselves: return the gradients, x.grad and y.grad."
+AVERAGED = "it is divided by the number of points: reduce with .sum(), not .mean()."
+SWAPPED_PARTIALS = "dx and dy are swapped: return (df/dx, df/dy), in that order."
+EVEN = (
+    "it holds the derivatives at evenly spaced points between the first and last coordinate: "
+    "use the points as given; they are not evenly spaced."
+)
+
+
+class Counted(Formula):
+    """A function that counts its calls and shows its formula in failure messages."""
+
+    def __init__(self, fn, formula: str):
+        super().__init__(fn, formula)
+        self.calls = 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.fn(*args)
+
+
+@contextlib.contextmanager
+def watching_partials():
+    """Yield the list of autograd calls made inside; explain a backward() on a non-scalar."""
+    try:
+        with watch_autograd() as calls:
+            yield calls
+    except CheckFailed as failure:
+        if "only for scalar outputs" in str(failure):
+            raise CheckFailed(
+                f"{failure}\nf(x, y) holds one value per point: reduce it with .sum() before "
+                "backward(). Each point appears only in its own term, so the gradients of the sum "
+                "are the partial derivatives at every point."
+            ) from None
+        raise
+
+
+def check_partials(result, f: Counted, xs, ys, calls, label: str, right, *, even=None, atol=1e-5):
+    """Check partial_derivatives' `result` is `right` (dx, dy), from one f call and one backward."""
+    name = f"partial_derivatives({f}, xs, ys) for xs = {xs}, ys = {ys}"
+    require(
+        f.calls == 1,
+        f"{name} called f {f.calls} times for {len(xs)} points: call it once, on tracked "
+        "copies of all the points.",
+    )
+    require(
+        len(calls) == 1,
+        f"{name} called autograd {len(calls)} times: one backward() on the sum gives both "
+        "partial derivatives at every point.",
+    )
+    require(
+        isinstance(result, tuple | list) and len(result) == 2,
+        f"{name} returned {result!r}: return the pair (dx, dy).",
+    )
+    right = [torch.as_tensor(r, dtype=torch.float64) for r in right]
+    for which, got, mine, other, points, at_even in [
+        ("dx", result[0], right[0], right[1], xs, even and even[0]),
+        ("dy", result[1], right[1], right[0], ys, even and even[1]),
+    ]:
+        mistakes = {POINTS_BACK: points, AVERAGED: mine / len(xs), SWAPPED_PARTIALS: other}
+        if at_even is not None:
+            mistakes[EVEN] = at_even
+        check_tensor(got, mine, f"{which} of {label}", atol=atol, mistakes=mistakes)
+
+
+# Exercise 3 · Gradient descent on any function
+
+PILED_UP = (
+    "Gradients accumulate: each backward() adds to x.grad, so every step used the sum of all "
+    "gradients so far. Zero x.grad (x.grad.zero_()) after each update."
+)
+UPHILL = "x walked uphill. Step against the slope: x -= lr * x.grad."
+STILL = "x never moved: subtract lr * x.grad from x at every step."
+
+
+@contextlib.contextmanager
+def explaining_descent_errors():
+    """Add this exercise's advice to the usual errors of a descent loop."""
+    try:
+        yield
+    except CheckFailed as failure:
+        text = str(failure)
+        if "in-place operation" in text:
+            raise CheckFailed(
+                f"{text}\nUpdate x inside `with torch.no_grad():` so that autograd does not "
+                "record the update (section 4)."
+            ) from None
+        if "NoneType" in text:
+            raise CheckFailed(
+                f"{text}\nx.grad was None at a later step: `x = x - lr * x.grad` makes a new, "
+                "non-leaf x. Update the leaf in place under torch.no_grad(): x -= lr * x.grad."
+            ) from None
+        raise
+
+
+def _near(value: float, target: float) -> bool:
+    return math.isclose(value, target, rel_tol=1e-4, abs_tol=1e-4)
+
+
+def check_descent(result, f, x0, lr, steps, expected: float, **mistakes) -> None:
+    """Check gradient_descent's `result` is `expected`; `mistakes`: where typical slips end."""
+    name = f"gradient_descent({f!r}, {x0}, {lr}, {steps})"
+    if isinstance(result, torch.Tensor):
+        require(result.numel() == 1, f"{name} should return one number, not {result}.")
+        result = result.item()
+    result = float(result) if hasattr(result, "__float__") else result
+    require(
+        isinstance(result, float) and math.isfinite(result),
+        f"{name} returned {result!r}; it should return the final x as a number.",
+    )
+    if _near(result, expected):
+        return
+    explanations = {
+        "piled_up": PILED_UP,
+        "slope_10": f"x followed the slope 10(x+1) of 5(x+1)^2, not the slope of f = {f!r}. Get "
+        "the slope of f from autograd at every step: f(x).backward(), then x.grad.",
+        "minimum_itself": f"-1 is the minimum of 5(x+1)^2 itself, but {steps} steps from {x0} do "
+        "not get that far. Return the x that your loop ends with.",
+        "uphill": UPHILL,
+        "still": STILL,
+    }
+    said = f"{name} returned {result:.6g}"
+    for key, explanation in explanations.items():
+        wrong = mistakes.get(key)
+        if wrong is not None:
+            require(
+                not _near(result, wrong),
+                f"{said}, but it should be {expected:.6g}. {explanation}",
+            )
+    raise CheckFailed(f"{said}, but it should be {expected:.6g}.")
+
+
+# Exercise 4 · Central differences, element by element
+
+FORWARD_DIFFERENCE = (
+    "that is the forward difference (f(x + h e_i) - f(x)) / h; the central one steps both ways: "
+    "(f(x + h e_i) - f(x - h e_i)) / (2h)."
+)
+TWICE = "it is twice the right value: the two points are 2h apart, so divide by 2 * h."
+PRECEDENCE = (
+    "it is h**2 times the right value: `/ 2 * h` divides by 2 and then multiplies by h. "
+    "Write / (2 * h), with the parentheses."
+)
+ALL_AT_ONCE = (
+    "every element holds the same number: you nudged all of x at once (x + h). Nudge one "
+    "element at a time, leaving the others as they are."
+)
+
+
+def check_central_difference(
+    result, x, before, h: float, label: str, right, *, forward_difference, all_at_once
+) -> None:
+    """Check central_difference's `result` is `right`, and that x still holds `before`."""
+    before = torch.as_tensor(before, dtype=x.dtype)
+    require(
+        torch.allclose(x, before, rtol=0.0, atol=1e-12),
+        f"central_difference changed x: it was\n{before}\nbefore the call and is\n{x}\nafter it. "
+        "The caller still needs x as it was: nudge a copy (x.clone()), or put the value back.",
+    )
+    require(
+        not (isinstance(result, torch.Tensor) and result.numel() == 1 < x.numel()),
+        f"{label} returned one number, {result}, but x has {x.numel()} elements: return one "
+        "estimate per element. x + h moves every element at once; nudge one element at a time.",
+    )
+    right = torch.as_tensor(right, dtype=torch.float64)
+    check_tensor(
+        result,
+        right,
+        label,
+        atol=1e-9,
+        mistakes={
+            FORWARD_DIFFERENCE: forward_difference,
+            TWICE: 2 * right,
+            PRECEDENCE: right * h * h,
+            ALL_AT_ONCE: all_at_once,
+        },
+    )
