@@ -134,9 +134,10 @@ def _validate(page):
 
 
 def test_a_student_runs_answers_and_validates_lesson_one(lab, checkout, page):
-    """Run All stops at the first exercise with one clean message; Validate with one exercise
-    wrong shows what that test checks and its message at once, not the test's code; typed
-    answers then pass Validate, and they are saved in the student's notebook."""
+    """Run All stops at the first exercise with one clean message; a wrong prediction is shown
+    as such by the cell that runs the code; Validate with one exercise wrong shows what that
+    test checks and its message at once, not the test's code; typed answers then pass
+    Validate, and they are saved in the student's notebook."""
     page, steps = page
     answers = _answers(FIRST)
     wrong_index, wrong_text, wrong_message = _first_wrong_answer(FIRST)
@@ -158,6 +159,19 @@ def test_a_student_runs_answers_and_validates_lesson_one(lab, checkout, page):
             type_into_cell(page, index, text)
         page.keyboard.press("Control+s")
         page.wait_for_selector("text=/Saving completed|Last Saved/", timeout=20_000)
+    with steps.step("a wrong prediction, compared"):
+        index = next(i for i, text in answers.items() if "predict_r3" in text)
+        wrong = answers[index].replace("predict_r3 = False", "predict_r3 = True")
+        type_into_cell(page, index, wrong)
+        go_to_cell(page, index)
+        page.keyboard.press("Shift+Enter")  # the prediction
+        page.keyboard.press("Shift+Enter")  # the cell that runs the code and compares
+        wait_until_quiet(page)
+        compared = page.locator(".jp-OutputArea-output", has_text="you predicted").first
+        shown = compared.text_content()
+        assert "r3.requires_grad = False, you predicted True: look again" in shown, shown
+        assert "r1.requires_grad = False, you predicted False: right" in shown, shown
+        type_into_cell(page, index, answers[index])
     with steps.step("validate with one exercise wrong"):
         type_into_cell(page, wrong_index, wrong_text)
         page.keyboard.press("Control+s")
