@@ -15,6 +15,7 @@ import warnings
 
 import numpy
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from grader.autograd_use import gradients_reaching, scaled_gradients, watch_autograd, watch_hooks
 from grader.random_graphs import RandomGraph, random_graph
@@ -128,6 +129,17 @@ def autograd_called(fn, *args) -> tuple:
     with scaled_gradients(), watch_autograd() as calls:
         result = fn(*args)
     return result, bool(calls)
+
+
+def optimizer_steps(fn, *args) -> tuple:
+    """`fn(*args)` and how many steps torch.optim optimizers took during the call."""
+    stepped = []
+    handle = register_optimizer_step_post_hook(lambda optimizer, a, k: stepped.append(optimizer))
+    try:
+        result = fn(*args)
+    finally:
+        handle.remove()
+    return result, len(stepped)
 
 
 def hooks_registered(fn, *args) -> tuple:

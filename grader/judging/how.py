@@ -32,7 +32,8 @@ from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
 from grader.judging import gradient_flow
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
-HOOKS = "hooks_registered"
+WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
+HOOKS, OPTIMIZER_STEPS = "hooks_registered", "optimizer_steps"
 
 AUTOGRAD_ATTRIBUTES = {
     "backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp", "jacrev", "jacfwd",
@@ -107,11 +108,14 @@ def _rules(
     found = []
     for probe in ast.parse(probes_source).body:
         if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
-            for call in _calls(probe, {"by_hand", "autograd_called"}):
-                hooked = _name(call.args[0]) == HOOKS if call.args else False
-                function = _student_function(call.args[1:] if hooked else call.args)
-                if function and hooked:
+            for call in _calls(probe, {"by_hand", "autograd_called", OPTIMIZER_STEPS}):
+                wrapped = _name(call.args[0]) if call.args else None
+                inner = wrapped in {HOOKS, OPTIMIZER_STEPS}
+                function = _student_function(call.args[1:] if inner else call.args)
+                if function and wrapped == HOOKS:
                     found.append(Rule(probe.name, function, WITH_A_HOOK))
+                elif function and OPTIMIZER_STEPS in (wrapped, _name(call.func)):
+                    found.append(Rule(probe.name, function, WITH_AN_OPTIMIZER))
                 elif function and _name(call.func) == "by_hand":
                     found.append(Rule(probe.name, function, BY_HAND))
     for test, source in tests:
@@ -122,6 +126,10 @@ def _rules(
     bindings = _bindings(list(filter(None, map(_parse, code))))
     for index, rule in enumerate(found):
         solution = gradient_flow.defined(rule.function, bindings)
+        if rule.how == WITH_AN_OPTIMIZER and bindings.get(rule.function):
+            uses = _optimizers(_closure(bindings[rule.function], bindings))
+            how = WITH_AN_OPTIMIZER if uses else WITHOUT_AN_OPTIMIZER  # as the solution does
+            found[index] = rule = Rule(rule.test, rule.function, how)
         if rule.how == USING_AUTOGRAD and solution:
             returns = gradient_flow.returns_gradient(solution, bindings)
             data = gradient_flow.differentiated_data(solution, bindings)
@@ -284,7 +292,41 @@ def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
         )
     if rule.how == WITH_A_HOOK and not _attribute_names(statements) & HOOK_ATTRIBUTES:
         return "the exercise asks for a hook, but the code registers none: use register_hook"
+    optimizers = _optimizers(statements)
+    if rule.how == WITH_AN_OPTIMIZER and not optimizers:
+        return (
+            "the exercise asks for a torch.optim optimizer, but the code makes none: build one "
+            "(torch.optim.SGD(parameters, lr=lr)) and let its step() update the parameters"
+        )
+    if rule.how == WITHOUT_AN_OPTIMIZER and optimizers:
+        return (
+            f"the exercise asks for the update without an optimizer, but the code uses one "
+            f"({optimizers[0]}): update the parameters yourself under torch.no_grad()"
+        )
     return None
+
+
+def _optimizers(statements: list[ast.AST]) -> list[str]:
+    """The torch.optim optimizers the code makes: `torch.optim.SGD(…)`, `optim.Adam(…)`, or a
+    name imported from torch.optim."""
+    imported = set()
+    for node in _nodes(statements):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.optim"):
+            imported |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
+            imported |= {a.asname or a.name for a in node.names if a.name == "optim"}
+        elif isinstance(node, ast.Import):
+            imported |= {a.asname for a in node.names if a.name == "torch.optim" and a.asname}
+    found = []
+    for call in (n for n in _nodes(statements) if isinstance(n, ast.Call)):
+        func, path = call.func, []
+        while isinstance(func, ast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        root = func.id if isinstance(func, ast.Name) else None
+        if "optim" in path[1:] or root in imported:
+            found.append(ast.unparse(call.func))
+    return found
 
 
 def _differentiates_its_inputs(statements: list[ast.AST]) -> bool:

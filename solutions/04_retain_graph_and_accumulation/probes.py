@@ -1,9 +1,7 @@
 """Lesson 4 (retain_graph and accumulation): what the grader observes of each answer."""
 
-from torch.optim.optimizer import register_optimizer_step_pre_hook
-
 from grader.autograd_use import watch_autograd
-from grader.probing import autograd_called, by_hand, number, shares_of_gradients
+from grader.probing import autograd_called, by_hand, number, optimizer_steps, shares_of_gradients
 
 
 def test_batch_gradients(student, observe, draw):
@@ -78,12 +76,9 @@ def test_sgd_step(student, observe, draw):
     unused = draw.tensor(3, requires_grad=True)
     for step in ["one", "two"]:
         sum(((p - t) ** 2).sum() for p, t in zip(params, targets, strict=True)).backward()
-        stepped = []
-        handle = register_optimizer_step_pre_hook(lambda *args, s=stepped: s.append(True))
-        try:
-            student.sgd_step([params[0], unused, params[1], params[2]], lr)
-        finally:
-            handle.remove()
+        _, stepped = optimizer_steps(
+            student.sgd_step, [params[0], unused, params[1], params[2]], lr
+        )
         shown = f"sgd_step(params, lr={lr}), step {step}"
         observe(f"{shown} stepped a torch.optim optimizer", bool(stepped))
         for i, p in enumerate(params):

@@ -2,9 +2,8 @@
 
 import torch
 from torch import nn
-from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from grader.probing import autograd_called, by_hand, hooks_registered, number
+from grader.probing import autograd_called, by_hand, hooks_registered, number, optimizer_steps
 
 
 class _Slope(torch.autograd.Function):
@@ -56,17 +55,6 @@ ELEMENTWISE = {
 }
 
 
-def _optimizer_steps(fn, *args) -> tuple:
-    """`fn(*args)` and how many steps torch.optim optimizers took during the call."""
-    stepped = []
-    handle = register_optimizer_step_post_hook(lambda opt, a, k: stepped.append(opt))
-    try:
-        result = fn(*args)
-    finally:
-        handle.remove()
-    return result, len(stepped)
-
-
 def test_fine_tune(student, observe, draw):
     sizes = [draw.integer(2, 5) for _ in range(draw.integer(3, 4))]
     layers = [nn.Linear(sizes[0], sizes[1])]
@@ -80,7 +68,7 @@ def test_fine_tune(student, observe, draw):
     inputs, targets = draw.tensor(n, sizes[0], low=-3.0, high=3.0), draw.tensor(n, sizes[-1])
     steps, lr = draw.integer(2, 5), draw.number(0.05, 0.3)
     (_, stepped), used = autograd_called(
-        _optimizer_steps, student.fine_tune, model, inputs, targets, steps, lr
+        optimizer_steps, student.fine_tune, model, inputs, targets, steps, lr
     )
     observe("autograd was called", used)
     observe("a torch.optim optimizer took the steps", stepped > 0)

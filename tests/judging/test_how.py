@@ -297,6 +297,29 @@ def test_results_autograd_produced_are_read_as_such(style):
     assert gradient_flow.hand_made(function, bindings, must_return_gradient=True) is None
 
 
+def test_with_or_without_an_optimizer_is_read_from_the_code():
+    """An update the exercise wants without an optimizer earns nothing when the code builds one
+    (however torch.optim is imported); fine-tuning that asks for one earns nothing when the
+    code steps the parameters by hand."""
+    L4 = "04_retain_graph_and_accumulation"
+    with_sgd = (
+        "from torch import optim\n\n\ndef sgd_step(params, lr):\n"
+        "    live = [p for p in params if p.grad is not None]\n"
+        "    optim.SGD(live, lr=lr).step()\n    for p in live:\n        p.grad = None\n"
+    )
+    problem = _read(L4, {"sgd_step": with_sgd}).problems["test_sgd_step"]
+    assert "without an optimizer" in problem and "optim.SGD" in problem
+    by_hand = (
+        "def fine_tune(model, inputs, targets, steps, lr):\n    for layer in model[1:]:\n"
+        "        layer.requires_grad_(False)\n    for _ in range(steps):\n"
+        "        model.zero_grad()\n"
+        "        torch.nn.functional.mse_loss(model(inputs), targets).backward()\n"
+        "        with torch.no_grad():\n            for p in model[0].parameters():\n"
+        "                p -= lr * p.grad\n"
+    )
+    assert "makes none" in _read(L7, {"fine_tune": by_hand}).problems["test_fine_tune"]
+
+
 def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_theirs():
     """Internals in a cell without nbgrader metadata that the release does not have, or in a
     lesson cell the student edited, cost the exercise that follows; the lesson's own cells are
