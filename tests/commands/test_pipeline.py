@@ -103,6 +103,40 @@ def test_the_formgraders_generate_feedback_writes_the_same_safe_pages(demo):
         assert secrets_shown(text, secrets) == [], student
 
 
+def test_the_formgraders_button_behind_make_instructor_writes_the_same_safe_page(
+    demo, tmp_path
+):
+    """The button's request, sent to the formgrader that `make instructor` serves on the demo
+    course: the server, with the configuration it loads itself, writes the kit's safe page."""
+    import json
+    import urllib.request
+
+    from browser_tools import Lab
+
+    from grader.course import REPO_ROOT
+
+    out, _ = demo
+    lesson, student = "01_tensors_and_requires_grad", "bob"
+    page = out / f"feedback/{student}/{lesson}/{lesson}.html"
+    page.unlink(missing_ok=True)
+    lab = Lab(REPO_ROOT, "instructor", f"COURSE={out}", home=tmp_path)
+    try:
+        request = urllib.request.Request(
+            f"{lab.url}/formgrader/api/assignment/{lesson}/{student}/generate_feedback",
+            data=b"",
+            method="POST",
+            headers={"Authorization": f"token {lab.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=300) as answer:
+            done = json.loads(answer.read())
+    finally:
+        lab.stop()
+    assert done["success"], done.get("error", "")[-2000:]
+    text = page.read_text()
+    assert "hidden tests ran here" in text and "Score: " in text
+    assert secrets_shown(text, secret_lines(lesson)) == []
+
+
 def test_export_matches_stock_nbgrader_export(demo, tmp_path):
     """`grader export` has nbgrader's columns with the same values, plus outcome and exercises."""
     out, _ = demo
