@@ -72,10 +72,15 @@ def quietly(fn: Callable, *args, **kwargs):
 def call(fn: Callable, *args, name: str):
     """Call the student's function `name`; explain any error it raises as a failed check."""
     require(callable(fn), f"{name} should be a function, but it is {fn!r}.")
+    given = _shown(args)  # as they were given, whatever fn does to them before it fails
     try:
         return quietly(fn, *args)
     except Exception as error:
-        raise _failed_call(name, args, error) from None
+        raise _failed_call(name, args, error, given) from None
+
+
+def _shown(args: tuple) -> str:
+    return ", ".join(repr(a) for a in args)
 
 
 BY_HAND = (
@@ -121,7 +126,7 @@ def call_with_hook(fn: Callable, *args, name: str):
     return result
 
 
-def _failed_call(name: str, args: tuple, error: Exception) -> CheckFailed:
+def _failed_call(name: str, args: tuple, error: Exception, shown: str = "") -> CheckFailed:
     """The explanation of an error the student's function raised: what was called, what came
     back, and what to do."""
     if isinstance(error, NotImplementedError):
@@ -130,9 +135,9 @@ def _failed_call(name: str, args: tuple, error: Exception) -> CheckFailed:
         return CheckFailed(
             f"{name} uses {error.name or 'a name'}, which is not defined. {RUN_ABOVE}"
         )
-    shown = ", ".join(repr(a) for a in args)
+    shown = shown or _shown(args)
     return CheckFailed(
-        f"{name}({shown}) raised {type(error).__name__}: {error}. "
+        f"{name}({shown}) raised {type(error).__name__}: {str(error).rstrip('.')}. "
         f"Fix {name} so that it runs on this input, run its cell again, then this test."
     )
 

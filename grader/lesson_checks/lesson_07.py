@@ -360,8 +360,8 @@ def check_safe_norm(safe_norm, rows, weights, lengths, gradient) -> None:
         bool(torch.isfinite(grad_v).all()),
         "the gradient of safe_norm is not finite (nan or inf) on the rows of zeros:\n"
         f"{grad_v}\ntorch.sqrt ran at 0, where its backward divides by 0 (0 / 0 is nan), and "
-        "a torch.where after sqrt does not stop that. Keep 0 away from sqrt: a torch.where "
-        "before it (or a clamp to a small positive number).",
+        "a torch.where after sqrt does not stop that. Keep 0 away from sqrt with a torch.where "
+        "before it, which gives exactly 0 and a gradient of 0 on those rows.",
     )
     check_tensor(grad_v, gradient, "the gradient of safe_norm", atol=1e-4)
 

@@ -103,9 +103,7 @@ def test_the_formgraders_generate_feedback_writes_the_same_safe_pages(demo):
         assert secrets_shown(text, secrets) == [], student
 
 
-def test_the_formgraders_button_behind_make_instructor_writes_the_same_safe_page(
-    demo, tmp_path
-):
+def test_the_formgraders_button_behind_make_instructor_writes_the_same_safe_page(demo, tmp_path):
     """The button's request, sent to the formgrader that `make instructor` serves on the demo
     course: the server, with the configuration it loads itself, writes the kit's safe page."""
     import json
