@@ -623,7 +623,7 @@ class Flow:
                 if value is None or _uses_gradients(value):
                     continue  # x -= lr * x.grad moves x; lr is not differentiated
                 if {n.id for t in targets for n in ast.walk(t) if _is_name(n)} & names:
-                    names |= {n.id for n in ast.walk(value) if _is_name(n)}
+                    names |= _value_names(value)
         return names
 
     def _hooks(self) -> list[tuple[ast.AST, list]]:
@@ -681,6 +681,24 @@ class Flow:
             inner.check()
             self.problems += inner.problems
         return _union(origin for _, origin in inner.returned())
+
+
+SHAPING = {"split", "chunk", "range", "len", "reshape", "view", "repeat", "arange", "linspace"}
+
+
+def _value_names(node: ast.AST) -> set[str]:
+    """The names whose values go into `node`'s value: in `x.split(k)` or `range(n)`, x, but
+    not the sizes k and n, which only shape it."""
+    names, pending = set(), [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Name):
+            names.add(current.id)
+        elif isinstance(current, ast.Call) and _called(current.func) in SHAPING:
+            pending += [current.func.value] if isinstance(current.func, ast.Attribute) else []
+        else:
+            pending += ast.iter_child_nodes(current)
+    return names
 
 
 def _uses_gradients(node: ast.AST) -> bool:

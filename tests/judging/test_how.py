@@ -281,6 +281,9 @@ RESULTS_FROM_AUTOGRAD = {  # correct answers in styles the reading must follow
     "a leaf made from computed values": "def derivative(f, xs):\n"
     "    h = torch.tanh(xs).detach().requires_grad_(True)\n    f(h).sum().backward()\n"
     "    return h.grad\n",
+    "the gradient scaled by one over a size": "def derivative(f, xs, k=2):\n"
+    "    x = xs.detach().requires_grad_()\n    for part in x.chunk(k):\n"
+    "        f(part).sum().backward()\n    x.grad.mul_(1.0 / k)\n    return x.grad * k\n",
     "a list of moved points": "def derivative(f, xs):\n    x = xs.detach().requires_grad_()\n"
     "    f(x).sum().backward()\n    out = []\n    out.append(x.grad * 1.0)\n"
     "    return out[-1].view_as(xs)\n",
@@ -290,11 +293,12 @@ RESULTS_FROM_AUTOGRAD = {  # correct answers in styles the reading must follow
 @pytest.mark.parametrize("style", sorted(RESULTS_FROM_AUTOGRAD))
 def test_results_autograd_produced_are_read_as_such(style):
     """A gradient taken through torch.func, a helper, a seed built from the output's shape or a
-    list is autograd's result (the lesson's own answers in other styles are in the alternative
-    answer corpus)."""
+    list, or scaled by a size that only cuts the data, is autograd's result (the lesson's own
+    answers in other styles are in the alternative answer corpus)."""
     bindings = how._bindings([ast.parse(RESULTS_FROM_AUTOGRAD[style])])
     function = gradient_flow.defined("derivative", bindings)
-    assert gradient_flow.hand_made(function, bindings, must_return_gradient=True) is None
+    data = gradient_flow.differentiated_data(function, bindings)  # as if it were the solution
+    assert gradient_flow.hand_made(function, bindings, True, data) is None
 
 
 def test_with_or_without_an_optimizer_is_read_from_the_code():
