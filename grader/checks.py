@@ -260,6 +260,31 @@ def _is_number(value) -> bool:
     return type(value) in (int, float)
 
 
+@contextlib.contextmanager
+def explained(marker: str, advice: str):
+    """Around a check: a failure whose message contains `marker` gets `advice` added below it."""
+    try:
+        yield
+    except CheckFailed as failure:
+        if marker not in str(failure):
+            raise
+        raise CheckFailed(f"{failure}\n{advice}") from None
+
+
+def one_number(result, name: str, what: str) -> float:
+    """`result` (what the call `name` returned) as a finite float; fail saying it should return
+    `what` when it is not one number."""
+    if isinstance(result, torch.Tensor):
+        require(result.numel() == 1, f"{name} should return one number, not {result}.")
+        result = result.item()
+    result = float(result) if hasattr(result, "__float__") else result
+    require(
+        isinstance(result, float) and math.isfinite(result),
+        f"{name} returned {result!r}; it should return {what}.",
+    )
+    return result
+
+
 def as_number(value):
     """`value` as a plain int or float when it holds one number (a Python or NumPy number, or a
     0-d tensor); None for anything else, booleans included."""

@@ -619,7 +619,7 @@ class Flow:
                 names |= {n.id for a in node.args for n in ast.walk(a) if _is_name(n)}
         for _ in range(ROUNDS):
             for node in _own_nodes(self.function):
-                targets, value = _bound_by(node)
+                targets, value = bound_by(node)
                 if value is None or _uses_gradients(value):
                     continue  # x -= lr * x.grad moves x; lr is not differentiated
                 if {n.id for t in targets for n in ast.walk(t) if _is_name(n)} & names:
@@ -705,7 +705,7 @@ def _uses_gradients(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
 
 
-def _bound_by(node: ast.AST) -> tuple[list, ast.AST | None]:
+def bound_by(node: ast.AST) -> tuple[list, ast.AST | None]:
     """(targets, value) of a statement that binds names from a value; else ([], None)."""
     if isinstance(node, ast.Assign):
         return node.targets, node.value
@@ -713,6 +713,8 @@ def _bound_by(node: ast.AST) -> tuple[list, ast.AST | None]:
         return [node.target], node.value
     if isinstance(node, ast.For | ast.comprehension):
         return [node.target], node.iter
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars], node.context_expr
     return [], None
 
 
@@ -792,14 +794,7 @@ def _returns(function: ast.AST) -> list[ast.AST]:
     """What the function returns (not what functions defined inside it return)."""
     if isinstance(function, ast.Lambda):
         return [function.body]
-    found, pending = [], list(function.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Return) and node.value is not None:
-            found.append(node.value)
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            pending += ast.iter_child_nodes(node)
-    return found
+    return [value for statement in function.body for value in _returns_in(statement)]
 
 
 def _expressions(node: ast.AST) -> list[ast.AST]:

@@ -339,7 +339,7 @@ def _differentiates_its_inputs(statements: list[ast.AST]) -> bool:
         tainted = {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
         for _ in range(3):  # values computed from values computed from the inputs
             for node in ast.walk(function):
-                targets, value = _assignment(node)
+                targets, value = gradient_flow.bound_by(node)
                 if value is not None and _mentions(value, tainted):
                     tainted |= {
                         n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
@@ -350,19 +350,6 @@ def _differentiates_its_inputs(statements: list[ast.AST]) -> bool:
             ):
                 return True
     return False
-
-
-def _assignment(node: ast.AST) -> tuple[list, ast.AST | None]:
-    """(targets, value) of a statement that binds names from a value; else ([], None)."""
-    if isinstance(node, ast.Assign):
-        return node.targets, node.value
-    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.NamedExpr):
-        return [node.target], node.value
-    if isinstance(node, ast.For | ast.comprehension):
-        return [node.target], node.iter
-    if isinstance(node, ast.withitem) and node.optional_vars is not None:
-        return [node.optional_vars], node.context_expr
-    return [], None
 
 
 def _mentions(node: ast.AST, names: set[str]) -> bool:

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from grader.checks import CheckFailed, as_number, check_tensor, require
+from grader.checks import CheckFailed, as_number, check_tensor, one_number, require
 
 
 def check_dz_dx(answer, x: float, right: float) -> None:
@@ -69,14 +69,7 @@ def check_error_grad(result, w, xs, right: float, first_only: float, where: str 
     """Check `result`, what error_grad(w, xs, ts) returned, against dE/dw = `right`
     (`first_only`: the derivative of the first error alone), explaining the usual slips."""
     name = f"error_grad({w}, xs, ts) {where}".strip()
-    if isinstance(result, torch.Tensor):
-        require(result.numel() == 1, f"{name} should return one number, not {result}.")
-        result = result.item()
-    result = float(result) if hasattr(result, "__float__") else result
-    require(
-        isinstance(result, float) and math.isfinite(result),
-        f"{name} returned {result!r}; it should return dE/dw, one number (or w.grad).",
-    )
+    result = one_number(result, name, "dE/dw, one number (or w.grad)")
 
     def near(value):
         return math.isclose(result, value, rel_tol=1e-4, abs_tol=1e-4)

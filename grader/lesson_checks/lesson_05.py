@@ -12,7 +12,7 @@ import torch
 from torch.autograd.function import BackwardCFunction
 
 from grader.autograd_use import watch_autograd
-from grader.checks import CheckFailed, call, check_grad, check_tensor, require
+from grader.checks import CheckFailed, call, check_grad, check_tensor, one_number, require
 
 
 def float64(values) -> torch.Tensor:
@@ -246,14 +246,7 @@ def _near(value: float, target: float) -> bool:
 def check_descent(result, f, x0, lr, steps, expected: float, **mistakes) -> None:
     """Check gradient_descent's `result` is `expected`; `mistakes`: where typical slips end."""
     name = f"gradient_descent({f!r}, {x0}, {lr}, {steps})"
-    if isinstance(result, torch.Tensor):
-        require(result.numel() == 1, f"{name} should return one number, not {result}.")
-        result = result.item()
-    result = float(result) if hasattr(result, "__float__") else result
-    require(
-        isinstance(result, float) and math.isfinite(result),
-        f"{name} returned {result!r}; it should return the final x as a number.",
-    )
+    result = one_number(result, name, "the final x as a number")
     if _near(result, expected):
         return
     explanations = {

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import torch
 
-from grader.checks import CheckFailed, call, check_tensor, optimizer_steps, require
+from grader.checks import CheckFailed, call, check_tensor, explained, optimizer_steps, require
 
 # Exercise 2 · Retrain the first layer only
 
@@ -98,15 +98,12 @@ def keeping_grads(model):
     saved = {
         name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()
     }
-    try:
+    with explained(
+        "does not require grad",
+        "A frozen parameter (requires_grad False) has no gradient to ask for: "
+        "give torch.autograd.grad only the parameters that require gradients.",
+    ):
         yield saved
-    except CheckFailed as failure:
-        if "does not require grad" not in str(failure):
-            raise
-        raise CheckFailed(
-            f"{failure}\nA frozen parameter (requires_grad False) has no gradient to ask for: "
-            "give torch.autograd.grad only the parameters that require gradients."
-        ) from None
 
 
 def check_trainable_gradients(model, result, saved, expected) -> None:
@@ -192,16 +189,13 @@ class Cube(torch.autograd.Function):
 @contextlib.contextmanager
 def explaining_newton_errors():
     """Around the call of newton_step: explain a second gradient with nothing to differentiate."""
-    try:
+    with explained(
+        "does not require grad",
+        "Either x was not tracked (make a tracked copy, x.detach().requires_grad_()), or the "
+        "first gradient was computed without create_graph=True, so it is a constant with "
+        "nothing to differentiate.",
+    ):
         yield
-    except CheckFailed as failure:
-        if "does not require grad" not in str(failure):
-            raise
-        raise CheckFailed(
-            f"{failure}\nEither x was not tracked (make a tracked copy, "
-            "x.detach().requires_grad_()), or the first gradient was computed without "
-            "create_graph=True, so it is a constant with nothing to differentiate."
-        ) from None
 
 
 def check_newton(result, x, expected, d1, d2, text, formula=None) -> None:
@@ -372,15 +366,12 @@ def check_safe_norm(safe_norm, rows, weights, lengths, gradient) -> None:
 @contextlib.contextmanager
 def explaining_vmap_errors():
     """Around the call of per_sample_grads: explain vmap's in_dims for the shared w."""
-    try:
+    with explained(
+        "vmap",
+        "w is shared by every example and has no batch dimension: give it in_dims None, and 0 "
+        "to xs and ys.",
+    ):
         yield
-    except CheckFailed as failure:
-        if "vmap" not in str(failure):
-            raise
-        raise CheckFailed(
-            f"{failure}\nw is shared by every example and has no batch dimension: give it "
-            "in_dims None, and 0 to xs and ys."
-        ) from None
 
 
 def check_per_sample(result, w, expected, wrong) -> None:

@@ -3,46 +3,8 @@
 import torch
 from torch import nn
 
+from grader.lesson_checks.lesson_07 import Cube as _Cube  # f'' told to autograd: 6 t + 1, not 6 t
 from grader.probing import autograd_called, by_hand, hooks_registered, number, optimizer_steps
-
-
-class _Slope(torch.autograd.Function):
-    """3 t**2 going forward; autograd is told that its derivative is 6 t + 1."""
-
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(t):
-        return 3 * t**2
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-
-    @staticmethod
-    def backward(ctx, grad):
-        (t,) = ctx.saved_tensors
-        return grad * (6 * t + 1)
-
-
-class _Cube(torch.autograd.Function):
-    """t**3 going forward; autograd's derivative is _Slope, so its f'' is 6 t + 1, not 6 t."""
-
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(t):
-        return t**3
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-
-    @staticmethod
-    def backward(ctx, grad):
-        (t,) = ctx.saved_tensors
-        return grad * _Slope.apply(t)
-
 
 ELEMENTWISE = {
     # name: (f, the interval the points are drawn from, where f'' stays away from 0)
