@@ -65,7 +65,6 @@ EMPTY_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "is_leaf", "requires_gra
 GROWING_METHODS = {"append", "extend", "insert", "update", "setdefault"}
 NOT_WRITES = {"requires_grad_", "retain_grad", "detach_", "zero_"}
 SEEDS = {"gradient", "grad_tensors", "grad_outputs"}
-OPTIMIZERS = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "LBFGS"}
 MODULE_LIKE = {"autograd", "torch", "Tensor"}  # torch.Tensor.backward(t, …) is t.backward(…)
 ROUNDS = 4  # values computed from values computed from …, until nothing changes
 DEPTH = 3  # helper functions called from helper functions
@@ -505,20 +504,11 @@ class Flow:
     def _is_optimizer(self, call: ast.Call) -> bool:
         """`torch.optim.SGD(…)`, `optim.Adam(…)`, a name imported from torch.optim, or what a
         name is bound to whose `.step()` the function calls."""
-        func = call.func
-        if _called(func) in OPTIMIZERS:
-            return True
-        while isinstance(func, ast.Attribute):
-            if func.attr == "optim":
-                return True
-            func = func.value
-        if isinstance(func, ast.Name):
-            if func.id == "optim":
-                return True
-            imports = [s for s in self.bindings.get(func.id, []) if isinstance(s, ast.ImportFrom)]
-            if any((s.module or "").startswith("torch.optim") for s in imports):
-                return True
-        return self._stepped(call)
+        return makes_an_optimizer(call, self._optim_names) or self._stepped(call)
+
+    @functools.cached_property
+    def _optim_names(self) -> set[str]:
+        return optim_names([s for statements in self.bindings.values() for s in statements])
 
     def _stepped(self, call: ast.Call) -> bool:
         """Whether the value of `call` is bound to a name whose `.step()` is called."""
@@ -703,6 +693,29 @@ def _value_names(node: ast.AST) -> set[str]:
 
 def _uses_gradients(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(node))
+
+
+def optim_names(statements: list[ast.AST]) -> set[str]:
+    """The code's names for torch.optim and what it imports from it."""
+    names = set()
+    for node in (n for statement in statements for n in ast.walk(statement)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.optim"):
+            names |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
+            names |= {a.asname or a.name for a in node.names if a.name == "optim"}
+        elif isinstance(node, ast.Import):
+            names |= {a.asname for a in node.names if a.name == "torch.optim" and a.asname}
+    return names
+
+
+def makes_an_optimizer(call: ast.Call, names: set[str]) -> bool:
+    """`torch.optim.SGD(…)`, `optim.Adam(…)`, or a call of a name in `names` (`optim_names`)."""
+    func, path = call.func, []
+    while isinstance(func, ast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    root = func.id if isinstance(func, ast.Name) else None
+    return "optim" in path[1:] or root in names | {"optim"}
 
 
 def bound_by(node: ast.AST) -> tuple[list, ast.AST | None]:

@@ -309,24 +309,9 @@ def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
 def _optimizers(statements: list[ast.AST]) -> list[str]:
     """The torch.optim optimizers the code makes: `torch.optim.SGD(…)`, `optim.Adam(…)`, or a
     name imported from torch.optim."""
-    imported = set()
-    for node in _nodes(statements):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.optim"):
-            imported |= {a.asname or a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
-            imported |= {a.asname or a.name for a in node.names if a.name == "optim"}
-        elif isinstance(node, ast.Import):
-            imported |= {a.asname for a in node.names if a.name == "torch.optim" and a.asname}
-    found = []
-    for call in (n for n in _nodes(statements) if isinstance(n, ast.Call)):
-        func, path = call.func, []
-        while isinstance(func, ast.Attribute):
-            path.append(func.attr)
-            func = func.value
-        root = func.id if isinstance(func, ast.Name) else None
-        if "optim" in path[1:] or root in imported:
-            found.append(ast.unparse(call.func))
-    return found
+    names = gradient_flow.optim_names(statements)
+    calls = [n for n in _nodes(statements) if isinstance(n, ast.Call)]
+    return [ast.unparse(c.func) for c in calls if gradient_flow.makes_an_optimizer(c, names)]
 
 
 def _differentiates_its_inputs(statements: list[ast.AST]) -> bool:
