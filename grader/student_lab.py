@@ -29,7 +29,12 @@ def what_it_checks(source: str) -> str:
     """A test cell's docstring, or its first line, followed by an ellipsis when cut."""
     try:
         summary = ast.get_docstring(ast.parse(source))
-    except SyntaxError:
+    except (
+        SyntaxError,
+        ValueError,
+        RecursionError,
+        MemoryError,
+    ):  # the cell as the student left it
         summary = None
     lines = source.strip().splitlines()
     summary = summary or (lines[0] if lines else "")

@@ -204,7 +204,7 @@ class Flow:
 
     def check(self) -> None:
         """Record every way the function's results do not come from autograd."""
-        self.checking = True
+        self.checking, self._memo = True, {}
         for top in self.function.body if isinstance(self.function.body, list) else []:
             with self._at(top):
                 self._check_nodes([top, *_descendants(top)])
@@ -295,8 +295,23 @@ class Flow:
 
     # -- origins ------------------------------------------------------------------------------
 
+    @property
+    def env(self):
+        return self._env
+
+    @env.setter
+    def env(self, names) -> None:
+        self._env, self._memo = names, {}  # origins change with the names they are read from
+
     def origin(self, node: ast.AST) -> frozenset:
-        """Where the value of the expression `node` comes from."""
+        """Where the value of the expression `node` comes from (worked out once per node while
+        the names stay as they are: nested calls cost linear time, not exponential)."""
+        key = ("origin", id(node))
+        if key not in self._memo:
+            self._memo[key] = self._origin(node)
+        return self._memo[key]
+
+    def _origin(self, node: ast.AST) -> frozenset:
         if isinstance(node, ast.Name):
             return self.env.get(node.id, self._notebook_value(node.id))
         if isinstance(node, ast.Attribute):
@@ -432,6 +447,12 @@ class Flow:
 
     def _bookkeeping(self, node: ast.AST) -> bool:
         """Arithmetic on constants and on parameters that are not differentiated (`lr / k`)."""
+        key = ("bookkeeping", id(node))
+        if key not in self._memo:
+            self._memo[key] = self._bookkeeping_of(node)
+        return self._memo[key]
+
+    def _bookkeeping_of(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Name):
@@ -480,6 +501,7 @@ class Flow:
             given = call.args[:1] + [kw.value for kw in call.keywords if kw.arg == "params"]
             for name in {n.id for a in given for n in ast.walk(a) if isinstance(n, ast.Name)}:
                 self._bound[name] = self._bound.get(name, self._start(name)) | {MOVED}  # step()
+                self._memo = {}
         elif isinstance(call.func, ast.Attribute):
             method, receiver = call.func.attr, call.func.value
             if _called(receiver) in MODULE_LIKE and call.args:
@@ -550,6 +572,7 @@ class Flow:
             self._bound[name] = origin  # a top statement binding it anew
         elif name:
             self._bound[name] = self._bound.get(name, self._start(name)) | origin
+        self._memo = {}
 
     def _leaves(self) -> set[str]:
         """Names autograd differentiates with respect to, and the names they are made from."""

@@ -37,7 +37,7 @@ HOOKS, OPTIMIZER_STEPS = "hooks_registered", "optimizer_steps"
 
 AUTOGRAD_ATTRIBUTES = {
     "backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp", "jacrev", "jacfwd",
-    "grad_and_value",
+    "grad_and_value", "linearize",
 }  # fmt: skip
 AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 GRAD_MODES = {"enable_grad", "set_grad_enabled"}
@@ -194,7 +194,7 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
                 "as a plain function: define it with def (no decorator) or as a lambda"
             )
         elif not problem and rule.how == USING_AUTOGRAD:
-            made = gradient_flow.hand_made(function, bindings, rule.returns_gradient, rule.data)
+            made = _hand_made(function, bindings, rule)
             problem = made and (
                 f"the exercise asks for this using autograd, but the code {made}: "
                 "take the result from the gradient autograd computes for what the function "
@@ -205,17 +205,25 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
     return Reading(problems, flags)
 
 
+def _hand_made(function: ast.AST, bindings: dict, rule: Rule) -> str | None:
+    """What gradient_flow finds, or why it cannot read code nested this deep."""
+    try:
+        return gradient_flow.hand_made(function, bindings, rule.returns_gradient, rule.data)
+    except (RecursionError, MemoryError):
+        return "nests expressions too deeply to be read: split them into steps with names"
+
+
 @functools.lru_cache(maxsize=4096)  # lesson cells are the same in every submission
 def _parse(source: str) -> ast.Module | None:
     """The cell as Python (IPython's %magics and !commands turned into calls, when it has them),
     or None. The tree is shared: nothing here changes it."""
     try:
         return ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     try:
         return ast.parse(TransformerManager().transform_cell(source))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the cell fails when it runs; there is nothing to read
 
 
@@ -438,12 +446,14 @@ def _reaches_internals(tree: ast.Module, torch_names: set[str]) -> str | None:
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names]
             modules = names if isinstance(node, ast.Import) else [node.module or ""]
-            if isinstance(node, ast.ImportFrom) and node.module == "grader":
-                modules = [f"grader.{name}" for name in names]
+            if isinstance(node, ast.ImportFrom) and node.module in {"grader", "torch"}:
+                modules = [f"{node.module}.{name}" for name in names]
             for module in modules:
                 top = module.split(".")[0]
                 if top in INTERNAL_MODULES:
                     return f"imports {module}"
+                if top == "torch" and any(part.startswith("_") for part in module.split(".")):
+                    return f"imports torch's private {module}"
                 if top == "grader" and module != "grader.checks":
                     return f"imports {module}"
         elif isinstance(node, ast.Name) and node.id in NAME_BUILTINS and id(node) not in called:
@@ -458,6 +468,8 @@ def _reaches_internals(tree: ast.Module, torch_names: set[str]) -> str | None:
                 return "uses the notebook's shell (get_ipython())"
         elif isinstance(node, ast.Attribute) and node.attr in INTERNAL_ATTRIBUTES:
             return f"uses .{node.attr}"
+        elif isinstance(node, ast.Attribute) and _private_torch(node, torch_names):
+            return f"uses torch's private {ast.unparse(node)}"
         elif isinstance(node, ast.Attribute) and node.attr in SYS_ATTRIBUTES:
             if _root(node) == "sys":
                 return f"uses sys.{node.attr}"
@@ -469,6 +481,12 @@ def _reaches_internals(tree: ast.Module, torch_names: set[str]) -> str | None:
             if changed:
                 return "changes torch itself (assigns to one of its attributes)"
     return None
+
+
+def _private_torch(node: ast.Attribute, torch_names: set[str]) -> bool:
+    """`torch._functorch…`: a part of torch behind its public API (a path around its rules)."""
+    private = node.attr.startswith("_") and not node.attr.startswith("__")
+    return private and _is_torch_path(node) and _root(node) in torch_names
 
 
 def _computed_on_torch(call: ast.Call, torch_names: set[str]) -> bool:

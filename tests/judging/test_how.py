@@ -324,6 +324,35 @@ def test_with_or_without_an_optimizer_is_read_from_the_code():
     assert "makes none" in _read(L7, {"fine_tune": by_hand}).problems["test_fine_tune"]
 
 
+def test_deep_code_is_read_in_time_and_never_stops_the_reading():
+    """Nested calls are read in linear time (each expression's origin is worked out once), and
+    code nested past what the reading can follow costs that exercise, not the submission."""
+    solution = _solution_source(L3, "weighted_grads")
+    nested = "torch.sin(" * 60 + "x" + ")" * 60
+    answer = solution.replace("    z = f(x)\n", f"    k = {nested}\n    z = f(x)\n", 1)
+    assert answer != solution
+    assert _read(L3, {"weighted_grads": answer}).problems == {}
+    summed = solution.replace(
+        "    z = f(x)\n", "    k = 2 * x" + " + x" * 2000 + "\n    z = f(x)\n", 1
+    )
+    problem = _read(L3, {"weighted_grads": summed}).problems["test_weighted_grads"]
+    assert "too deeply to be read" in problem
+
+
+def test_torch_private_modules_count_as_internals():
+    """Forward mode reached through torch._functorch gets around by hand's reading of torch's
+    public names: private parts of torch earn nothing and are flagged."""
+    body = (
+        "def dz_dx(x):\n    _, jf = linearize(lambda t: 3 * (2 * t + 3) ** 2, "
+        "torch.tensor(float(x)))\n    return jf(torch.tensor(1.0)).item()\n"
+    )
+    imported = "from torch._functorch.eager_transforms import linearize\n\n\n" + body
+    reached = body.replace("linearize(", "torch._functorch.eager_transforms.linearize(")
+    for answer in (imported, reached):
+        reading = _read(L3, {"dz_dx": answer})
+        assert "private" in reading.problems["test_dz_dx"], answer
+
+
 def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_theirs():
     """Internals in a cell without nbgrader metadata that the release does not have, or in a
     lesson cell the student edited, cost the exercise that follows; the lesson's own cells are
