@@ -149,6 +149,19 @@ def hooks_registered(fn, *args) -> tuple:
     return result, len(hooked)
 
 
+def counted(fn) -> tuple:
+    """A function that calls `fn`, and the list each of its calls adds to: how many times an
+    answer calls a function it is given. The judge also reads that count from the answer's
+    source, where the probe hands it `counted` (`grader.judging.call_counts`)."""
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+
+    return counting, calls
+
+
 def shares_of_gradients(fn, leaf, *args) -> list:
     """`fn(leaf, *args)`, keeping each gradient that reaches `leaf` (one per autograd call that
     reaches it, through backward() or torch.autograd.grad alike), as a share of their sum: what

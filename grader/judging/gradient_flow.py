@@ -124,14 +124,14 @@ def autograd_names(bindings: dict) -> dict[str, str]:
                 for alias in statement.names:
                     if alias.name in GRADIENT_CALLS | {"backward"}:
                         names[alias.asname or alias.name] = alias.name
-            elif isinstance(statement, ast.Assign) and _is_autograd_path(statement.value):
+            elif isinstance(statement, ast.Assign) and is_autograd_path(statement.value):
                 for target in statement.targets:
                     if isinstance(target, ast.Name):
                         names[target.id] = statement.value.attr
     return names
 
 
-def _is_autograd_path(node: ast.AST) -> bool:
+def is_autograd_path(node: ast.AST) -> bool:
     """`torch.autograd.grad`, `torch.func.jacrev`, `autograd.functional.jacobian` and the like."""
     if not (isinstance(node, ast.Attribute) and node.attr in GRADIENT_CALLS | {"backward"}):
         return False
@@ -148,13 +148,13 @@ class Flow:
     def __init__(self, function, bindings, autograd, arguments=None, depth=0, outer=None):
         self.function, self.bindings, self.autograd = function, bindings, autograd
         self.depth, self.problems, self.checking = depth, [], False
-        self.parameters = _parameters(function)
+        self.parameters = parameter_names(function)
         given = list(arguments or [])
         given += [frozenset({DATA})] * (len(self.parameters) - len(given))
         start = dict(outer or {})
         for inner in _own_nodes(function):  # what functions defined inside are given is data
             if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                start.update(dict.fromkeys(_parameters(inner), frozenset({DATA})))
+                start.update(dict.fromkeys(parameter_names(inner), frozenset({DATA})))
         start.update(zip(self.parameters, map(frozenset, given), strict=False))
         self.env = self._bound = start
         self.leaves = self._leaves()
@@ -415,7 +415,7 @@ class Flow:
         gave one, not one of the function's own."""
         if isinstance(func, ast.Name):
             return func.id in self.autograd and func.id not in self.env
-        return _is_autograd_path(func)
+        return is_autograd_path(func)
 
     def _combined(self, operands: list[ast.AST], *, additive: bool = False) -> frozenset:
         """A value computed from `operands`: a gradient if one of them is, and then scaled only by
@@ -658,7 +658,7 @@ class Flow:
                     else:
                         origins = [self.origin(value) for value in bound] + [{GRADIENT}]
                         defaults = hook.args.defaults
-                        rest = _parameters(hook)[len(origins) :]
+                        rest = parameter_names(hook)[len(origins) :]
                         origins += [
                             self.origin(defaults[i - len(rest) + len(defaults)])
                             if i >= len(rest) - len(defaults)
@@ -786,7 +786,7 @@ def _setattr_target(call: ast.Call) -> ast.Attribute | None:
     return ast.Attribute(value=call.args[0], attr=str(name), ctx=ast.Store())
 
 
-def _parameters(function: ast.AST) -> list[str]:
+def parameter_names(function: ast.AST) -> list[str]:
     arguments = function.args
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
     every += [a for a in (arguments.vararg, arguments.kwarg) if a]

@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from IPython.core.inputtransformer2 import TransformerManager
 
 from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
-from grader.judging import gradient_flow
+from grader.judging import call_counts, gradient_flow
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
+AS_OFTEN_AS_ASKED = "as often as asked"  # calls of autograd, or of a function it is given
 HOOKS, OPTIMIZER_STEPS = "hooks_registered", "optimizer_steps"
 
 AUTOGRAD_ATTRIBUTES = {
@@ -77,6 +78,8 @@ class Rule:
     how: str
     returns_gradient: bool = False  # the solution's function returns what autograd computed
     data: tuple[int, ...] = ()  # positions of the parameters the solution differentiates
+    # (call_counts.AUTOGRAD or a parameter's position, how often the solution calls it)
+    counts: tuple[tuple[str | int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ def _rules(
                     found.append(Rule(probe.name, function, WITH_AN_OPTIMIZER))
                 elif function and _name(call.func) == "by_hand":
                     found.append(Rule(probe.name, function, BY_HAND))
+            for function, callees in _counted(probe):
+                found.append(Rule(probe.name, function, AS_OFTEN_AS_ASKED, counts=callees))
     for test, source in tests:
         tree = _parse(source)
         for call in _calls(tree, {"call_with_autograd"}) if tree else []:
@@ -130,11 +135,48 @@ def _rules(
             uses = _optimizers(_closure(bindings[rule.function], bindings))
             how = WITH_AN_OPTIMIZER if uses else WITHOUT_AN_OPTIMIZER  # as the solution does
             found[index] = rule = Rule(rule.test, rule.function, how)
+        if rule.how == AS_OFTEN_AS_ASKED and solution:
+            amounts = [(c, call_counts.calls(solution, c, bindings)) for c, _ in rule.counts]
+            counts = tuple((c, amount) for c, amount in amounts if amount)  # None, NEVER: no rule
+            found[index] = Rule(rule.test, rule.function, rule.how, counts=counts)
         if rule.how == USING_AUTOGRAD and solution:
             returns = gradient_flow.returns_gradient(solution, bindings)
             data = gradient_flow.differentiated_data(solution, bindings)
             found[index] = Rule(rule.test, rule.function, rule.how, returns, data)
     return tuple(dict.fromkeys(found))
+
+
+def _counted(probe: ast.FunctionDef) -> Iterator[tuple[str, tuple]]:
+    """The student's functions whose calls the probe counts, each with what it counts: autograd
+    (the call runs inside `with watch_autograd()`), and the parameters given a function made by
+    `counted(fn)`, by position. Amounts come from the solution later."""
+    made = {
+        target.elts[0].id
+        for node in ast.walk(probe)
+        if isinstance(node, ast.Assign) and _calls(node.value, {"counted"})
+        for target in node.targets
+        if isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name)
+    }
+    watched = {
+        id(call)
+        for node in ast.walk(probe)
+        if isinstance(node, ast.With)
+        and any(_calls(i.context_expr, {"watch_autograd"}) for i in node.items)
+        for call in _calls_in(node.body)
+    }
+    for call in (n for n in ast.walk(probe) if isinstance(n, ast.Call)):
+        at = next((i for i, a in enumerate(call.args) if _student_function([a])), None)
+        if at is None:
+            continue
+        given = call.args[at + 1 :]
+        callees = [i for i, a in enumerate(given) if isinstance(a, ast.Name) and a.id in made]
+        callees += [call_counts.AUTOGRAD] if id(call) in watched else []
+        if callees:
+            yield _student_function([call.args[at]]), tuple((c, 0) for c in callees)
+
+
+def _calls_in(statements: list[ast.AST]) -> list[ast.Call]:
+    return [n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)]
 
 
 def _calls(tree: ast.AST, names: set[str]) -> list[ast.Call]:
@@ -193,6 +235,8 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
                 f"the exercise asks for this using autograd, but {rule.function} is not written "
                 "as a plain function: define it with def (no decorator) or as a lambda"
             )
+        elif not problem and rule.how == AS_OFTEN_AS_ASKED and function is not None:
+            problem = _miscounted(function, bindings, rule)
         elif not problem and rule.how == USING_AUTOGRAD:
             made = _hand_made(function, bindings, rule)
             problem = made and (
@@ -203,6 +247,22 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
         if problem:
             problems[rule.test] = problem
     return Reading(problems, flags)
+
+
+def _miscounted(function: ast.AST, bindings: dict, rule: Rule) -> str | None:
+    """Why the function calls autograd, or a function it is given, more or less often than the
+    solution does, or None."""
+    names = gradient_flow.parameter_names(function)
+    for callee, expected in rule.counts:
+        if callee == call_counts.AUTOGRAD:
+            what = "autograd (backward() or torch.autograd.grad)"
+        else:
+            what = names[callee] if callee < len(names) else f"parameter {callee + 1}"
+        found = call_counts.calls(function, callee, bindings)
+        problem = call_counts.problem(expected, found, what)
+        if problem:
+            return problem
+    return None
 
 
 def _hand_made(function: ast.AST, bindings: dict, rule: Rule) -> str | None:

@@ -5,7 +5,7 @@ from torch.autograd import gradcheck
 from torch.autograd.function import BackwardCFunction
 
 from grader.autograd_use import watch_autograd
-from grader.probing import ProbeError, autograd_called, by_hand, number
+from grader.probing import ProbeError, autograd_called, by_hand, counted, number
 
 
 def test_hand_derivative(student, observe, draw):
@@ -31,15 +31,10 @@ def test_derivative_on_grid(student, observe, draw):
     for formula, fn in FUNCTIONS.items():
         n = draw.integer(3, 30)
         xs, ys = draw.tensor(n), draw.tensor(n)  # unsorted, unevenly spaced
-        calls = []
-
-        def counted(x, y, fn=fn, calls=calls):
-            calls.append(1)
-            return fn(x, y)
-
+        f, calls = counted(fn)
         shown = f"partial_derivatives({formula}, xs, ys) for {n} random points"
         with watch_autograd() as autograd_calls:
-            result, used = autograd_called(student.partial_derivatives, counted, xs, ys)
+            result, used = autograd_called(student.partial_derivatives, f, xs, ys)
         observe(f"the type {shown} returns", type(result).__name__, one_of=("tuple", "list"))
         observe(f"{shown}", list(result))
         observe(f"calls of f by {shown}", len(calls))

@@ -13,7 +13,7 @@ import yaml
 
 from grader.cells import grade_id, is_lesson_code
 from grader.course import lessons, solution_notebook
-from grader.judging import gradient_flow, how
+from grader.judging import call_counts, gradient_flow, how
 from grader.judging.reference import probes_file
 
 ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
@@ -390,3 +390,81 @@ def test_what_a_red_team_tried_against_by_hand_earns_nothing(case):
     """Autograd named only in strings, getattr passed as a value, and autograd's own nodes called
     in a thread (which runs with autograd on whatever the caller set): each found by hand."""
     assert "test_dz_dx" in _read(L3, {"dz_dx": RED_TEAM[case]}).problems
+
+
+L4 = "04_retain_graph_and_accumulation"
+GRID_CALLS_HONEST = {
+    "torch.func.grad of a lambda": "def partial_derivatives(f, xs, ys):\n"
+    "    g = torch.func.grad(lambda a, b: f(a, b).sum(), argnums=(0, 1))\n"
+    "    return g(xs, ys)\n",
+    "applied at once": "def partial_derivatives(f, xs, ys):\n"
+    "    return torch.func.grad(lambda a, b: f(a, b).sum(), argnums=(0, 1))(xs, ys)\n",
+    "a helper that sums": "def _total(f, x, y):\n    return f(x, y).sum()\n"
+    "def partial_derivatives(f, xs, ys):\n"
+    "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+    "    if x.dim() == 1:\n        _total(f, x, y).backward()\n"
+    "    else:\n        f(x, y).sum().backward()\n    return x.grad, y.grad\n",
+}
+GRID_CALLS_TRICKS = {
+    "f in a loop over the points": "def partial_derivatives(f, xs, ys):\n"
+    "    out = []\n    for a, b in zip(xs, ys):\n"
+    "        a, b = a.clone().requires_grad_(), b.clone().requires_grad_()\n"
+    "        f(a, b).backward()\n        out.append((a.grad, b.grad))\n"
+    "    return torch.stack([p[0] for p in out]), torch.stack([p[1] for p in out])\n",
+    "f twice": "def partial_derivatives(f, xs, ys):\n"
+    "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+    "    f(x, y.detach()).sum().backward()\n    f(x.detach(), y).sum().backward()\n"
+    "    return x.grad, y.grad\n",
+    "f in a comprehension, through a helper": "def _one(f, a, b):\n    return f(a, b)\n"
+    "def partial_derivatives(f, xs, ys):\n"
+    "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+    "    sum(_one(f, x[i:i + 1], y[i:i + 1]).sum() for i in range(len(x))).backward()\n"
+    "    return x.grad, y.grad\n",
+    "backward in a recursion": "def _back(x, y, f, n):\n"
+    "    if n:\n        f(x, y).sum().backward(retain_graph=True)\n        _back(x, y, f, n - 1)\n"
+    "def partial_derivatives(f, xs, ys):\n"
+    "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+    "    _back(x, y, f, 1)\n    return x.grad, y.grad\n",
+}
+CHUNK_CALLS_TRICKS = {
+    "one backward over the whole batch": "def accumulated_gradient(w, x, y, chunk_size):\n"
+    "    w.grad = None\n    ((x @ w - y) ** 2).mean().backward()\n",
+    "the chunks summed, then one backward": "def accumulated_gradient(w, x, y, chunk_size):\n"
+    "    w.grad = None\n    loss = 0\n"
+    "    for xc, yc in zip(x.split(chunk_size), y.split(chunk_size)):\n"
+    "        loss = loss + ((xc @ w - yc) ** 2).sum() / len(y)\n    loss.backward()\n",
+}
+
+
+@pytest.mark.parametrize("style", sorted(GRID_CALLS_HONEST))
+def test_calls_made_once_are_read_as_once(style):
+    """A function handed to torch.func runs once where the transform runs; a helper counts
+    where it is called; branches count as their busiest arm."""
+    assert _read(L5, {"derivative_on_grid": GRID_CALLS_HONEST[style]}).problems == {}
+
+
+@pytest.mark.parametrize("trick", sorted(GRID_CALLS_TRICKS))
+def test_calls_made_more_often_than_asked_earn_nothing(trick):
+    """Calls counted from the source, where the submission cannot change the count."""
+    problems = _read(L5, {"derivative_on_grid": GRID_CALLS_TRICKS[trick]}).problems
+    assert "one call of" in problems.get("test_derivative_on_grid", ""), problems
+
+
+@pytest.mark.parametrize("trick", sorted(CHUNK_CALLS_TRICKS))
+def test_one_backward_where_each_chunk_needs_its_own_earns_nothing(trick):
+    problems = _read(L4, {"accumulated_gradient": CHUNK_CALLS_TRICKS[trick]}).problems
+    assert "for each part" in problems.get("test_accumulated_gradient", ""), problems
+
+
+def test_code_handed_where_the_reading_cannot_follow_is_left_to_the_probe():
+    """`map(f, …)` runs f as often as map decides: no verdict from the source (the probe's
+    count decides), never a refusal of an answer the reading cannot follow."""
+    answer = (
+        "def partial_derivatives(f, xs, ys):\n"
+        "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+        "    (out,) = list(map(f, [x], [y]))\n    out.sum().backward()\n    return x.grad, y.grad\n"
+    )
+    assert _read(L5, {"derivative_on_grid": answer}).problems == {}
+    tree = ast.parse(answer)
+    assert call_counts.calls(tree.body[0], 0, {}) is None
+    assert call_counts.calls(tree.body[0], call_counts.AUTOGRAD, {}) == call_counts.ONCE
