@@ -15,6 +15,7 @@ import warnings
 
 import numpy
 import torch
+from torch.autograd.function import BackwardCFunction
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from grader.autograd_use import gradients_reaching, scaled_gradients, watch_autograd, watch_hooks
@@ -147,6 +148,24 @@ def hooks_registered(fn, *args) -> tuple:
     with watch_hooks() as hooked:
         result = fn(*args)
     return result, len(hooked)
+
+
+def as_written(fn, *args) -> tuple:
+    """`fn(*args)`, and whether it wrote any of its own gradient: registered a hook, or built a
+    node of a `torch.autograd.Function` into the graph of what it returns. The judge reads the
+    same rule from the answer's source (`how.AS_WRITTEN`)."""
+    with watch_hooks() as hooked:
+        result = fn(*args)
+    nodes, seen = [getattr(result, "grad_fn", None)], set()
+    while nodes:
+        node = nodes.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, BackwardCFunction):
+            return result, True
+        nodes += [parent for parent, _ in node.next_functions]
+    return result, bool(hooked)
 
 
 def counted(fn) -> tuple:

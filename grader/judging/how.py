@@ -33,6 +33,7 @@ from grader.judging import call_counts, gradient_flow
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
+AS_WRITTEN = "differentiated as written"  # no gradient of its own: no Function, hook, detach
 AS_OFTEN_AS_ASKED = "as often as asked"  # calls of autograd, or of a function it is given
 HOOKS, OPTIMIZER_STEPS = "hooks_registered", "optimizer_steps"
 
@@ -43,6 +44,7 @@ AUTOGRAD_ATTRIBUTES = {
 AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 GRAD_MODES = {"enable_grad", "set_grad_enabled"}
 GRAPH_ATTRIBUTES = {"grad_fn", "next_functions"}  # autograd's own backward nodes, called by hand
+CUTTING = {"detach", "detach_", "data", "no_grad", "inference_mode", "set_grad_enabled"}
 HOOK_ATTRIBUTES = {"register_hook", "register_full_backward_hook", "register_backward_hook"}
 
 INTERNAL_MODULES = {
@@ -111,6 +113,10 @@ def _rules(
     found = []
     for probe in ast.parse(probes_source).body:
         if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
+            for call in _calls(probe, {"as_written"}):
+                function = _student_function(call.args)
+                if function:
+                    found.append(Rule(probe.name, function, AS_WRITTEN))
             for call in _calls(probe, {"by_hand", "autograd_called", OPTIMIZER_STEPS}):
                 wrapped = _name(call.args[0]) if call.args else None
                 inner = wrapped in {HOOKS, OPTIMIZER_STEPS}
@@ -360,6 +366,12 @@ def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
         )
     if rule.how == WITH_A_HOOK and not _attribute_names(statements) & HOOK_ATTRIBUTES:
         return "the exercise asks for a hook, but the code registers none: use register_hook"
+    if rule.how == AS_WRITTEN and _writes_a_gradient(statements):
+        return (
+            "the exercise asks for torch operations that autograd differentiates as written, "
+            f"but the code {_writes_a_gradient(statements)}: build the result from torch "
+            "operations on the input alone, and let autograd work out its gradient"
+        )
     optimizers = _optimizers(statements)
     if rule.how == WITH_AN_OPTIMIZER and not optimizers:
         return (
@@ -372,6 +384,22 @@ def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
             f"({optimizers[0]}): update the parameters yourself under torch.no_grad()"
         )
     return None
+
+
+def _writes_a_gradient(statements: list[ast.AST]) -> str | None:
+    """How the code puts a gradient of its own in autograd's place, or None."""
+    for node in _nodes(statements):
+        if isinstance(node, ast.ClassDef):
+            methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+            bases = {_called_name(b) for b in node.bases}
+            if "backward" in methods or "Function" in bases:
+                return f"defines a backward of its own (class {node.name})"
+    hooks = sorted(_attribute_names(statements) & HOOK_ATTRIBUTES)
+    if hooks:
+        return f"registers a hook (.{hooks[0]})"
+    named = {n.id for n in _nodes(statements) if isinstance(n, ast.Name)}
+    cuts = sorted((_attribute_names(statements) | named) & CUTTING)
+    return f"cuts the graph ({cuts[0]})" if cuts else None
 
 
 def _optimizers(statements: list[ast.AST]) -> list[str]:

@@ -4,7 +4,14 @@ import torch
 from torch import nn
 
 from grader.lesson_checks.lesson_07 import Cube as _Cube  # f'' told to autograd: 6 t + 1, not 6 t
-from grader.probing import autograd_called, by_hand, hooks_registered, number, optimizer_steps
+from grader.probing import (
+    as_written,
+    autograd_called,
+    by_hand,
+    hooks_registered,
+    number,
+    optimizer_steps,
+)
 
 ELEMENTWISE = {
     # name: (f, the interval the points are drawn from, where f'' stays away from 0)
@@ -88,8 +95,9 @@ def test_safe_norm(student, observe, draw):
     for i in zero_rows:
         rows[i] = 0.0
     v = rows.requires_grad_()
-    lengths = student.safe_norm(v)
+    lengths, own = as_written(student.safe_norm, v)
     observe("safe_norm(v)", lengths)
+    observe("safe_norm writes a gradient of its own (a hook or an autograd.Function)", own)
     observe("safe_norm(v) is tracked", bool(lengths.requires_grad))
     if lengths.requires_grad:
         (gradient,) = torch.autograd.grad(lengths, v, draw.tensor(n, low=-1.0, high=1.0))

@@ -468,3 +468,28 @@ def test_code_handed_where_the_reading_cannot_follow_is_left_to_the_probe():
     tree = ast.parse(answer)
     assert call_counts.calls(tree.body[0], 0, {}) is None
     assert call_counts.calls(tree.body[0], call_counts.AUTOGRAD, {}) == call_counts.ONCE
+
+
+L7_OWN_GRADIENTS = {
+    "an autograd.Function": "class _Norm(torch.autograd.Function):\n"
+    "    @staticmethod\n    def forward(ctx, v):\n        return (v * v).sum(1).sqrt()\n"
+    "    @staticmethod\n    def backward(ctx, g):\n        return g[:, None]\n"
+    "def safe_norm(v):\n    return _Norm.apply(v)\n",
+    "straight through, with detach()": "def safe_norm(v):\n"
+    "    n = torch.sqrt((v.detach() ** 2).sum(dim=1))\n"
+    "    unit = torch.where(n[:, None] > 0, v.detach() / n.clamp(min=1e-30)[:, None], 0.0)\n"
+    "    along = (v * unit).sum(dim=1)\n    return n + along - along.detach()\n",
+    "a hook that cleans the gradient": "def safe_norm(v):\n"
+    "    v.register_hook(lambda g: torch.nan_to_num(g, nan=0.0))\n"
+    "    return torch.sqrt((v**2).sum(dim=1))\n",
+    "through .data": "def _unit(v):\n    n = (v.data**2).sum(1).sqrt()\n    return n\n"
+    "def safe_norm(v):\n    return _unit(v) + 0 * v.sum(1)\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(L7_OWN_GRADIENTS))
+def test_a_gradient_of_its_own_where_autograd_must_differentiate_earns_nothing(case):
+    """safe_norm must be torch operations that autograd differentiates as written: a backward of
+    its own, a hook or a cut in the graph earns nothing, read from the source."""
+    problems = _read(L7, {"safe_norm": L7_OWN_GRADIENTS[case]}).problems
+    assert "differentiates as written" in problems.get("test_safe_norm", ""), problems
