@@ -1,11 +1,15 @@
-# Every target creates .venv (Python 3.11) and installs the course into it when absent.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Every target creates .venv and installs the course into it, at the versions of constraints.txt,
+# when absent. Any Python from 3.10 to 3.13 will do; 3.11 is the one CI uses.
+PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3.13 \
+            || command -v python3.10 || command -v python3)
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
 # From Debian: bubblewrap for the grader's sandbox, postgresql for the PostgreSQL gradebook test,
 # chromium and fonts-liberation for the browser tests.
 SYSTEM_PACKAGES := bubblewrap postgresql chromium fonts-liberation
+# apt-get as root: directly, or through passwordless sudo (GitHub's runners)
+AS_ROOT := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 # nbgrader and Jupyter start helper programs (alembic, kernels) by name: find ours first.
 export PATH := $(BIN):$(PATH)
 
@@ -16,17 +20,17 @@ COURSE ?= build/demo
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; (3, 10) <= v <= (3, 13) or sys.exit("make needs Python 3.10 to 3.13 (found " + sys.version.split()[0] + "): run make PYTHON=/path/to/python3.11")'
 	@{ command -v bwrap && ls /usr/lib/postgresql/*/bin/initdb && command -v chromium \
 	   && ls /usr/share/fonts/truetype/liberation; } >/dev/null 2>&1 \
-	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq \
-	       && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; } \
+	  || { command -v apt-get >/dev/null && $(AS_ROOT) apt-get update -qq \
+	       && $(AS_ROOT) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; } \
 	  || echo "warning: install $(SYSTEM_PACKAGES): without bubblewrap the grader's sandbox is off," \
 	          "the PostgreSQL gradebook test needs postgresql, the browser tests chromium"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
 demo: $(STAMP)  ## grade the bundled example class and print the score table

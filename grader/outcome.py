@@ -1,6 +1,6 @@
 """How grading a submission ended: named once, for the sandbox, the grading and the commands."""
 
-from enum import StrEnum
+from grader.compat import StrEnum
 
 
 class Outcome(StrEnum):

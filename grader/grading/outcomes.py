@@ -1,9 +1,10 @@
 """Each submission's outcome (graded, or why not), kept beside nbgrader's gradebook tables."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import Column, DateTime, MetaData, String, Table, Text, select
 
+from grader.compat import UTC
 from grader.grading.database import sqlalchemy_engine
 from grader.outcome import Outcome
 

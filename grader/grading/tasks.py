@@ -2,8 +2,8 @@
 call's lessons (each task names the lesson graded after its own in the same call)."""
 
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
+from grader.compat import StrEnum
 from grader.course import Course
 from grader.sandbox.outside.isolation import Limits
 

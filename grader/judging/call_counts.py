@@ -24,6 +24,7 @@ DEPTH = 4  # helpers called from helpers
 COMPUTING = {"backward", "grad", "jacobian", "hessian", "vjp", "vhp", "hvp"}
 TRANSFORMS = {"grad", "jacrev", "grad_and_value", "jacobian", "hessian", "vjp"}
 LOOPS = ast.For | ast.AsyncFor | ast.While
+TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* since Python 3.11
 COMPREHENSIONS = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
 FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 SHOWN = {NEVER: "never", ONCE: "once", SEVERAL: "more than once", IN_A_LOOP: "in a loop"}
@@ -100,7 +101,7 @@ class _Reading:
             body = self.block(node.body, callee, local, stack)
             rest = self.block(node.orelse, callee, local, stack)
             return _add(_add(once, _looped(body)), rest)
-        if isinstance(node, ast.Try | ast.TryStar):
+        if isinstance(node, TRIES):
             handlers = [self.block(h.body, callee, local, stack) for h in node.handlers]
             parts = [node.body, node.orelse, node.finalbody]
             return _add(

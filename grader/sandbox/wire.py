@@ -10,7 +10,8 @@ import json
 import os
 import socket
 import struct
-from enum import StrEnum
+
+from grader.compat import StrEnum
 
 HEADER = struct.Struct(">I")
 MAX_DEPTH = 64

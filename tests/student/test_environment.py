@@ -1,23 +1,45 @@
-"""The pip and conda descriptions of the course environment declare the same pins, and the
-conda one (what Binder builds) gets the CPU build of torch."""
+"""Three descriptions of the environment stay in step: pyproject.toml admits what students have,
+constraints.txt pins the versions the stored outputs are made with (what `make` and CI install),
+environment.yml gives Binder the students' part of those pins, with the CPU build of torch."""
 
+import email
 import json
 import re
+import shutil
 import subprocess
 import sys
-import tomllib
+import zipfile
 
+import tomllib
 import yaml
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from grader.course import REPO_ROOT
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CUDA = re.compile(r"nvidia|cuda|triton", re.IGNORECASE)
+STUDENT_EXTRAS = {"nbgrader"}  # Binder's students get the Validate button too
 
 
-def _pyproject_pins() -> set[str]:
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    return set(project["dependencies"]) | set(project["optional-dependencies"]["dev"])
+def _project() -> dict:
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _requirements(*, extras: bool) -> list[Requirement]:
+    project = _project()
+    lines = list(project["dependencies"])
+    if extras:
+        lines += [line for group in project["optional-dependencies"].values() for line in group]
+    found = [Requirement(line) for line in lines]
+    return [r for r in found if r.name != project["name"]]  # an extra naming another extra
+
+
+def _constraints() -> dict[str, Version]:
+    lines = (REPO_ROOT / "constraints.txt").read_text().splitlines()
+    pins = [Requirement(line) for line in lines if line.strip() and not line.startswith("#")]
+    assert all(str(p.specifier).startswith("==") for p in pins), "constraints.txt pins with =="
+    return {p.name: Version(str(p.specifier)[2:]) for p in pins}
 
 
 def _conda_pip_section() -> list[str]:
@@ -29,15 +51,30 @@ def _conda_pins() -> set[str]:
     return {line for line in _conda_pip_section() if not line.startswith("-")}
 
 
-def _public(pin: str) -> str:
-    """A pin without its local version label: torch==2.13.0+cpu is torch==2.13.0's CPU build."""
-    return pin.split("+", 1)[0]
+def test_constraints_pin_every_requirement_at_a_version_pyproject_admits():
+    """Every package pyproject.toml names, extras included, is pinned exactly in constraints.txt,
+    at a version its range admits, and nothing else is pinned there."""
+    pins = _constraints()
+    requirements = _requirements(extras=True)
+    assert {r.name for r in requirements} == set(pins)
+    refused = [str(r) for r in requirements if not r.specifier.contains(pins[r.name])]
+    assert refused == []
 
 
-def test_environment_yml_declares_the_pyproject_pins():
-    """environment.yml and pyproject.toml pin the same packages and versions (the conda file
-    may name the CPU build of a version)."""
-    assert {_public(pin) for pin in _conda_pins()} == _pyproject_pins()
+def test_the_stored_outputs_torch_is_pinned():
+    """The stored lesson outputs were produced with torch 2.13.0."""
+    assert _constraints()["torch"] == Version("2.13.0")
+
+
+def test_environment_yml_pins_the_students_part_of_the_constraints():
+    """Binder gets the student package and Validate at the pinned versions, none of the grader's
+    or the tests' stack."""
+    pins = _constraints()
+    student = {r.name for r in _requirements(extras=False)} | STUDENT_EXTRAS
+    conda = {Requirement(pin.split("+", 1)[0]) for pin in _conda_pins()}
+    assert {r.name for r in conda} == student
+    assert {r.name: Version(str(r.specifier)[2:]) for r in conda} == {n: pins[n] for n in student}
+    assert "-e ." in _conda_pip_section()
 
 
 def test_environment_yml_gets_the_cpu_build_of_torch():
@@ -61,18 +98,38 @@ def test_the_declared_requirements_resolve_to_no_cuda_package(tmp_path):
     assert [name for name in installed if CUDA.search(name)] == []
 
 
-def test_every_dependency_is_pinned_exactly():
-    """Printed outputs depend on versions, so every dependency is pinned with ==."""
-    loose = [pin for pin in _pyproject_pins() if "==" not in pin]
-    assert loose == []
-
-
-def test_torch_is_the_version_the_outputs_were_made_with():
-    """The stored lesson outputs were produced with torch 2.13.0."""
-    assert "torch==2.13.0" in _pyproject_pins()
-
-
 def test_environment_yml_uses_python_311():
-    """conda builds the same Python the Makefile asks for."""
+    """conda builds the Python CI uses."""
     env = yaml.safe_load((REPO_ROOT / "environment.yml").read_text())
     assert "python=3.11" in env["dependencies"]
+
+
+def test_the_wheel_admits_python_310_to_313_and_any_torch_from_24(tmp_path):
+    """Read from the built wheel's metadata, as pip reads it: Python 3.10 to 3.13 and torch 2.4
+    onward (CPU or CUDA builds, today's included) for the student install; the grading stack only
+    under the extras."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO_ROOT / name, source)
+    shutil.copytree(
+        REPO_ROOT / "grader", source / "grader", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
+    subprocess.run([*pip, "-w", tmp_path, source], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = email.message_from_bytes(archive.read(name))
+    python = Requirement(f"python{metadata['Requires-Python']}").specifier
+    assert all(python.contains(v) for v in ("3.10.0", "3.11.9", "3.12.3", "3.13.1"))
+    required = [Requirement(line) for line in metadata.get_all("Requires-Dist")]
+    plain = {r.name: r for r in required if r.marker is None}
+    assert {"torch", "numpy", "matplotlib", "jupyterlab"} <= set(plain)
+    for torch in ("2.4.0", "2.11.0", "2.13.0+cpu", "2.14.1"):
+        assert plain["torch"].specifier.contains(torch, prereleases=True), torch
+    assert "nbgrader" not in plain and "pytest" not in plain
+    instructor = [
+        r.name for r in required if r.marker and r.marker.evaluate({"extra": "instructor"})
+    ]
+    assert "nbgrader" in instructor
