@@ -16,7 +16,7 @@ export PATH := $(BIN):$(PATH)
 # The instructor's JupyterLab opens this course folder (the demo course unless COURSE is given).
 COURSE ?= build/demo
 
-.PHONY: install demo test lab instructor release outputs format lint clean
+.PHONY: install demo test portability lab instructor release outputs format lint clean
 
 install: $(STAMP)
 
@@ -38,6 +38,9 @@ demo: $(STAMP)  ## grade the bundled example class and print the score table
 
 test: $(STAMP)  ## the full test suite, as CI runs it
 	$(BIN)/python -m pytest
+
+portability: $(STAMP)  ## the student install on torch 2.14.1 (built once under ~/.cache): all lessons
+	$(BIN)/python tests/portability/other_torch.py
 
 lab: $(STAMP)  ## JupyterLab for a student: the lessons and Validate, no instructor tools
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter/student $(BIN)/jupyter lab notebooks

@@ -1,5 +1,5 @@
 """`.ci/run` installs the Debian packages the tests need as CI here runs it (root) and as GitHub's
-runners run it (a user with passwordless sudo), then runs `make test`. Here `apt-get`, `sudo` and
+runners run it (a user with passwordless sudo), then runs `make test` and `make portability`. Here `apt-get`, `sudo` and
 `make` are stand-ins that record how they were called."""
 
 import os
@@ -46,7 +46,7 @@ def _run_ci(tmp_path, *, user: str | None) -> list[str]:
 
 def test_ci_installs_through_sudo_unless_it_is_root_then_runs_make_test(tmp_path):
     """As root (CI here), apt-get runs directly; as any other user (GitHub's runners, or nobody
-    when this runs as root), through `sudo -n`. Then `make test`, and nothing after it."""
+    when this runs as root), through `sudo -n`. Then `make test`, then `make portability`."""
     runs = {"as is": _run_ci(tmp_path / "self", user=None)}
     if os.geteuid() == 0:  # pytest's own folders are root's alone: one nobody can enter
         with tempfile.TemporaryDirectory() as shared:
@@ -59,4 +59,4 @@ def test_ci_installs_through_sudo_unless_it_is_root_then_runs_make_test(tmp_path
         assert (through_sudo == []) if root else (len(through_sudo) == 2), (who, calls)
         installs = [c for c in apt if "install -y -qq bubblewrap postgresql chromium" in c]
         assert installs, (who, calls)
-        assert calls[-1] == "make test", (who, calls)
+        assert calls[-2:] == ["make test", "make portability"], (who, calls)
