@@ -15,6 +15,7 @@ one call where the solution makes one, calls in a loop where the solution loops.
 
 import ast
 import functools
+from typing import NamedTuple
 
 from grader.judging import gradient_flow
 
@@ -28,6 +29,14 @@ TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* since Python 
 COMPREHENSIONS = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
 FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 SHOWN = {NEVER: "never", ONCE: "once", SEVERAL: "more than once", IN_A_LOOP: "in a loop"}
+
+
+class Paths(NamedTuple):
+    """The most calls along the paths that go on past a statement, and along those that end in
+    it (`return`, `raise`, `break`, `continue`); None where there are no such paths."""
+
+    going: int | None
+    ended: int | None
 
 
 class Unreadable(Exception):
@@ -67,60 +76,68 @@ class _Reading:
         self.bindings = bindings
         self.autograd = autograd
 
-    def function(self, function: ast.AST, callee: str, stack: tuple) -> int:
-        """The calls of `callee` a call of `function` makes; `stack`: the functions being read."""
+    def function(self, function: ast.AST, callee: str, stack: tuple, outer=None) -> int:
+        """The calls of `callee` a call of `function` makes; `stack`: the functions being read;
+        `outer`: the functions the enclosing function defines, which this one sees too."""
         if function in stack:
             return IN_A_LOOP  # a recursion repeats whatever it calls
         if len(stack) > DEPTH:
             raise Unreadable
         stack = (*stack, function)
-        local = _local_functions(function)
+        local = {**(outer or {}), **_local_functions(function)}
         if isinstance(function, ast.Lambda):
             return self.expression(function.body, callee, local, stack)
-        return self.block(function.body, callee, local, stack)
+        return _most(self.block(function.body, callee, local, stack))
 
-    def block(self, statements: list, callee: str, local: dict, stack: tuple) -> int:
-        total = NEVER
+    def block(self, statements: list, callee: str, local: dict, stack: tuple) -> Paths:
+        paths = Paths(NEVER, None)
         for statement in statements:
-            total = _add(total, self.statement(statement, callee, local, stack))
-            if isinstance(statement, ast.Return | ast.Raise | ast.Break | ast.Continue):
+            paths = _then(paths, self.statement(statement, callee, local, stack))
+            if paths.going is None:
                 break  # what follows never runs
-        return total
+        return paths
 
-    def statement(self, node: ast.AST, callee: str, local: dict, stack: tuple) -> int:
+    def statement(self, node: ast.AST, callee: str, local: dict, stack: tuple) -> Paths:
+        """The calls along the paths through `node` that go on after it, and that end in it."""
         if isinstance(node, FUNCTIONS | ast.ClassDef):
             decorators = [self.expression(d, callee, local, stack) for d in node.decorator_list]
-            return _sum(decorators)  # a def runs nothing until it is called
+            return Paths(_sum(decorators), None)  # a def runs nothing until it is called
         if isinstance(node, ast.If):
             test = self.expression(node.test, callee, local, stack)
             arms = [self.block(arm, callee, local, stack) for arm in (node.body, node.orelse)]
-            return _add(test, max(arms))
+            return _then(Paths(test, None), _either(arms))
         if isinstance(node, LOOPS):
             head = node.iter if isinstance(node, ast.For | ast.AsyncFor) else node.test
             once = self.expression(head, callee, local, stack)
-            body = self.block(node.body, callee, local, stack)
+            body = _most(self.block(node.body, callee, local, stack))
             rest = self.block(node.orelse, callee, local, stack)
-            return _add(_add(once, _looped(body)), rest)
-        if isinstance(node, TRIES):
+            return _then(Paths(_add(once, _looped(body)), None), rest)
+        if isinstance(node, TRIES):  # the body, or a handler instead of what it left undone
+            tried = _then(
+                self.block(node.body, callee, local, stack),
+                self.block(node.orelse, callee, local, stack),
+            )
             handlers = [self.block(h.body, callee, local, stack) for h in node.handlers]
-            parts = [node.body, node.orelse, node.finalbody]
-            return _add(
-                _sum(self.block(p, callee, local, stack) for p in parts), max(handlers or [0])
+            return _then(
+                _either([tried, *handlers]), self.block(node.finalbody, callee, local, stack)
             )
         if isinstance(node, ast.With | ast.AsyncWith):
             heads = [self.expression(i.context_expr, callee, local, stack) for i in node.items]
-            return _add(_sum(heads), self.block(node.body, callee, local, stack))
+            return _then(Paths(_sum(heads), None), self.block(node.body, callee, local, stack))
         if isinstance(node, ast.Match):
             subject = self.expression(node.subject, callee, local, stack)
             arms = [self.block(case.body, callee, local, stack) for case in node.cases]
-            return _add(subject, max(arms or [0]))
+            return _then(Paths(subject, None), _either([*arms, Paths(NEVER, None)]))
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             if isinstance(node.value, ast.Lambda):
-                return NEVER  # a named lambda: followed where it is called
+                return Paths(NEVER, None)  # a named lambda: followed where it is called
             parts = [node.value] if node.value else []
         else:
             parts = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
-        return _sum(self.expression(part, callee, local, stack) for part in parts)
+        amount = _sum(self.expression(part, callee, local, stack) for part in parts)
+        if isinstance(node, ast.Return | ast.Raise | ast.Break | ast.Continue):
+            return Paths(None, amount)
+        return Paths(amount, None)
 
     def expression(self, node: ast.AST, callee: str, local: dict, stack: tuple) -> int:
         if isinstance(node, COMPREHENSIONS):
@@ -158,7 +175,7 @@ class _Reading:
             if node.id == callee:
                 raise Unreadable
             node = local.get(node.id) or gradient_flow.defined(node.id, self.bindings)
-        if isinstance(node, FUNCTIONS) and self.function(node, callee, stack) != NEVER:
+        if isinstance(node, FUNCTIONS) and self.function(node, callee, stack, local) != NEVER:
             raise Unreadable
 
     def _argument(self, child, parent, callee, local, stack) -> int:
@@ -172,7 +189,7 @@ class _Reading:
                 return NEVER  # read inside the helper, under its name there
         function = local.get(child.id) if isinstance(child, ast.Name) else child
         if handed and isinstance(function, FUNCTIONS):
-            return self.function(function, callee, stack)
+            return self.function(function, callee, stack, local)
         return self.expression(child, callee, local, stack)
 
     def call(self, node: ast.Call, callee: str, local: dict, stack: tuple) -> int:
@@ -194,10 +211,10 @@ class _Reading:
                 inner += [i for i in given if isinstance(i, str) and i in names]
                 if len(inner) != len(given):
                     raise Unreadable
-                return _sum(self.function(helper, name, stack) for name in inner)
+                return _sum(self.function(helper, name, stack, local) for name in inner)
             if callee in gradient_flow.parameter_names(helper) or _rebinds(helper, callee):
                 return NEVER  # the name means something else in there
-        return self.function(helper, callee, stack)
+        return self.function(helper, callee, stack, local)
 
     def _helper(self, func: ast.AST, local: dict) -> ast.AST | None:
         if isinstance(func, ast.Lambda):
@@ -254,6 +271,31 @@ def _rebinds(function: ast.AST, name: str) -> bool:
 
 def _name(func: ast.AST) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _then(first: Paths, second: Paths) -> Paths:
+    """`first`, then `second` on the paths `first` goes on along."""
+    if first.going is None:
+        return first
+    going = None if second.going is None else _add(first.going, second.going)
+    ended = None if second.ended is None else _add(first.going, second.ended)
+    return Paths(going, _max(first.ended, ended))
+
+
+def _either(arms: list[Paths]) -> Paths:
+    """One of the arms: the busiest of those that go on, and of those that end."""
+    going, ended = None, None
+    for arm in arms:
+        going, ended = _max(going, arm.going), _max(ended, arm.ended)
+    return Paths(going, ended)
+
+
+def _most(paths: Paths) -> int:
+    return _max(paths.going, paths.ended) or NEVER
+
+
+def _max(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
 
 
 def _add(a: int, b: int) -> int:

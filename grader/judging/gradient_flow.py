@@ -46,7 +46,7 @@ COPYING_CALLS = {
     "named_parameters", "buffers", "children", "modules", "get_parameter", "state_dict", "keys",
     "vstack", "hstack", "row_stack", "column_stack", "concat", "concatenate", "Tensor",
     "FloatTensor", "DoubleTensor", "scalar_tensor", "asarray", "array", "new_tensor", "repeat",
-    "tile", "float64", "float32", "round", "map",
+    "tile", "float64", "float32", "round", "map", "pop",
 }  # fmt: skip
 SHAPED_LIKE = {"type_as", "view_as", "reshape_as", "expand_as"}  # only the shape of the other
 # What a gradient stays a gradient through, besides copies and arithmetic: sums, clipping,
@@ -355,7 +355,7 @@ class Flow:
     def _holds_leaves(self, node: ast.AST) -> bool:
         """Whether `node.grad` is a gradient autograd wrote: the `.grad` of an input, a copy of
         one, a leaf of the function's own, or a tensor it kept the gradient of."""
-        is_leaf = isinstance(node, ast.Name) and node.id in self.leaves
+        is_leaf = isinstance(node, ast.Name | ast.Subscript) and _root_name(node) in self.leaves
         return is_leaf or HAND not in self.origin(node)
 
     def _called_origin(self, call: ast.Call) -> frozenset:
@@ -589,6 +589,8 @@ class Flow:
                 leaves |= {n.id for n in ast.walk(node) if _is_name(n)}
             if isinstance(node, ast.Assign) and _makes_a_leaf(node):
                 leaves |= {_root_name(t) for t in node.targets}
+            if _collects_a_leaf(node):  # leaves.append(x.detach().requires_grad_())
+                leaves.add(_root_name(node.func.value))
         for _ in range(ROUNDS):
             for node in _own_nodes(self.function):
                 if isinstance(node, ast.Assign) and any(
@@ -773,6 +775,23 @@ def _makes_a_leaf(node: ast.Assign) -> bool:
             or any(kw.arg == "requires_grad" for kw in n.keywords)
         )
         for n in ast.walk(node.value)
+    )
+
+
+def _collects_a_leaf(node: ast.AST) -> bool:
+    """`leaves.append(…requires_grad_())`: a container the function keeps its leaves in."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr not in {"append", "extend", "insert"}:
+        return False
+    return any(
+        isinstance(n, ast.Call)
+        and (
+            _called(n.func) == "requires_grad_"
+            or any(kw.arg == "requires_grad" for kw in n.keywords)
+        )
+        for a in node.args
+        for n in ast.walk(a)
     )
 
 

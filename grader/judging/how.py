@@ -45,6 +45,14 @@ AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 GRAD_MODES = {"enable_grad", "set_grad_enabled"}
 GRAPH_ATTRIBUTES = {"grad_fn", "next_functions"}  # autograd's own backward nodes, called by hand
 CUTTING = {"detach", "detach_", "data", "no_grad", "inference_mode", "set_grad_enabled"}
+GRAD_MODE_CUTS = {"no_grad", "inference_mode", "set_grad_enabled"}  # called by a bare name
+HOOKING = {
+    "register_hook", "register_prehook", "register_full_backward_hook", "register_backward_hook",
+    "register_full_backward_pre_hook", "register_post_accumulate_grad_hook",
+    "saved_tensors_hooks", "save_on_cpu", "register_autograd", "custom_op",
+    "register_multi_grad_hook",
+}  # fmt: skip
+FUNCTION_CLASSES = {"Function", "InplaceFunction", "NestedIOFunction", "once_differentiable"}
 HOOK_ATTRIBUTES = {"register_hook", "register_full_backward_hook", "register_backward_hook"}
 
 INTERNAL_MODULES = {
@@ -234,7 +242,8 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
             continue
         # the student's own definition, where there is one (a lesson cell may show another)
         own = answers.get(rule.function) or bindings[rule.function]
-        problem = _breaks(rule, _closure(own, bindings))
+        reads = _code_closure if rule.how == AS_WRITTEN else _closure
+        problem = _breaks(rule, reads(own, bindings))
         function = gradient_flow.defined(rule.function, {**bindings, rule.function: own})
         if not problem and rule.how == USING_AUTOGRAD and function is None:
             problem = (
@@ -392,14 +401,25 @@ def _writes_a_gradient(statements: list[ast.AST]) -> str | None:
         if isinstance(node, ast.ClassDef):
             methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
             bases = {_called_name(b) for b in node.bases}
-            if "backward" in methods or "Function" in bases:
+            if methods & {"backward", "vjp", "jvp", "setup_context"} or bases & FUNCTION_CLASSES:
                 return f"defines a backward of its own (class {node.name})"
-    hooks = sorted(_attribute_names(statements) & HOOK_ATTRIBUTES)
+    named = _attribute_names(statements)
+    named |= {n.value for n in _nodes(statements) if isinstance(n, ast.Constant)} & HOOKING
+    named |= {a.name for n in _nodes(statements) if isinstance(n, ast.ImportFrom) for a in n.names}
+    calls = {n.id for n in _nodes(statements) if isinstance(n, ast.Name)} & GRAD_MODE_CUTS
+    hooks = sorted(named & (HOOKING | FUNCTION_CLASSES))
     if hooks:
-        return f"registers a hook (.{hooks[0]})"
-    named = {n.id for n in _nodes(statements) if isinstance(n, ast.Name)}
-    cuts = sorted((_attribute_names(statements) | named) & CUTTING)
+        return f"writes a gradient of its own ({hooks[0]})"
+    cuts = sorted((named & CUTTING) | calls)
     return f"cuts the graph ({cuts[0]})" if cuts else None
+
+
+def _code_closure(start: list[ast.AST], bindings: dict[str, list[ast.AST]]) -> list[ast.AST]:
+    """The statements `start`, and the functions, classes and imports of the notebook they use
+    (the lesson's own data cells, which bind names such as `x` too, are not the answer's code)."""
+    code = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom
+    kept = {name: [s for s in found if isinstance(s, code)] for name, found in bindings.items()}
+    return _closure(start, kept)
 
 
 def _optimizers(statements: list[ast.AST]) -> list[str]:

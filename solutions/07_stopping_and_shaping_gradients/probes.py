@@ -100,8 +100,19 @@ def test_safe_norm(student, observe, draw):
     observe("safe_norm writes a gradient of its own (a hook or an autograd.Function)", own)
     observe("safe_norm(v) is tracked", bool(lengths.requires_grad))
     if lengths.requires_grad:
-        (gradient,) = torch.autograd.grad(lengths, v, draw.tensor(n, low=-1.0, high=1.0))
+        weights = draw.tensor(n, low=-1.0, high=1.0)
+        (gradient,) = torch.autograd.grad(lengths, v, weights, create_graph=True)
         observe("its gradient", gradient, atol=1e-4)
+        # How the gradient changes along a direction, on the rows that are not zero: 0 for a
+        # gradient typed in by hand (v times a constant copy of v / |v|), not for the length.
+        direction, rows = draw.tensor(n, d), sorted(set(range(n)) - zero_rows)
+        curvature = torch.zeros_like(v)
+        if gradient.requires_grad:
+            (curvature,) = torch.autograd.grad((gradient * direction).sum(), v, allow_unused=True)
+        curvature = torch.zeros_like(v) if curvature is None else curvature
+        observe(
+            "how its gradient changes along a direction, rows not zero", curvature[rows], atol=1e-4
+        )
 
 
 def test_per_sample_grads(student, observe, draw):

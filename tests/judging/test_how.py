@@ -493,3 +493,62 @@ def test_a_gradient_of_its_own_where_autograd_must_differentiate_earns_nothing(c
     its own, a hook or a cut in the graph earns nothing, read from the source."""
     problems = _read(L7, {"safe_norm": L7_OWN_GRADIENTS[case]}).problems
     assert "differentiates as written" in problems.get("test_safe_norm", ""), problems
+
+
+HONEST_SHAPES = {
+    (L5, "derivative_on_grid", "an early return for a 0-d output"): (
+        "def partial_derivatives(f, xs, ys):\n"
+        "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+        "    out = f(x, y)\n    if out.dim() == 0:\n        out.backward()\n"
+        "        return x.grad, y.grad\n    out.sum().backward()\n    return x.grad, y.grad\n"
+    ),
+    (L5, "derivative_on_grid", "a try with a fallback"): (
+        "def partial_derivatives(f, xs, ys):\n"
+        "    x, y = xs.clone().requires_grad_(), ys.clone().requires_grad_()\n"
+        "    out = f(x, y)\n    try:\n        out.backward()\n"
+        "    except RuntimeError:\n        out.sum().backward()\n    return x.grad, y.grad\n"
+    ),
+    (L5, "derivative_on_grid", "leaves popped into a list"): (
+        "def partial_derivatives(f, xs, ys):\n    todo, leaves = [xs, ys], []\n"
+        "    while todo:\n        leaves.append(todo.pop(0).detach().requires_grad_())\n"
+        "    f(*leaves).sum().backward()\n    return leaves[0].grad, leaves[1].grad\n"
+    ),
+    (L4, "accumulated_gradient", "a recursion in a nested def"): (
+        "def accumulated_gradient(w, x, y, chunk_size):\n    w.grad = None\n"
+        "    xs, ys = x.split(chunk_size), y.split(chunk_size)\n    def step(i):\n"
+        "        if i == len(xs):\n            return\n"
+        "        (((xs[i] @ w - ys[i]) ** 2).sum() / len(y)).backward()\n        step(i + 1)\n"
+        "    step(0)\n"
+    ),
+    (L7, "safe_norm", "a variable named data"): (
+        "def safe_norm(v):\n    data = (v**2).sum(dim=1)\n    nonzero = data > 0\n"
+        "    return torch.where(nonzero, torch.sqrt(torch.where(nonzero, data, 1.0)), 0.0)\n"
+    ),
+    (L7, "safe_norm", "a helper named as a lesson cell's variable"): (
+        "def value(s):\n    return torch.where(s > 0, torch.where(s > 0, s, 1.0).sqrt(), 0.0)\n"
+        "def safe_norm(v):\n    return value((v**2).sum(dim=1))\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HONEST_SHAPES))
+def test_correct_answers_a_fairness_pass_wrote_read_clean(case):
+    """A branch that returns is one path, a handler runs instead of the rest of its try, a nested
+    def sees its own name, a container of leaves holds leaves, and a lesson cell's data is not
+    the answer's code."""
+    lesson, cell, _ = case
+    assert _read(lesson, {cell: HONEST_SHAPES[case]}) == how.Reading({}, {})
+
+
+def test_a_gradient_of_its_own_through_any_hook_or_alias_earns_nothing():
+    for answer in (
+        "def safe_norm(v):\n    s = (v**2).sum(1)\n"
+        "    s.grad_fn.register_prehook(lambda g: (torch.nan_to_num(g[0]),))\n"
+        "    return s.sqrt()\n",
+        "from torch import no_grad as quiet\ndef safe_norm(v):\n    with quiet():\n"
+        "        c = v * 1\n    return (v * c).sum(1) / (c * c).sum(1).clamp(min=1e-30).sqrt()\n",
+        "def safe_norm(v):\n    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, "
+        "lambda t: t):\n        return (v**2).sum(1).sqrt()\n",
+    ):
+        problems = _read(L7, {"safe_norm": answer}).problems
+        assert "differentiates as written" in problems.get("test_safe_norm", ""), answer
