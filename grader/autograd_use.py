@@ -82,6 +82,49 @@ def gradients_reaching(leaf: torch.Tensor):
 
 
 @contextlib.contextmanager
+def curvature_reaching(leaf: torch.Tensor, direction: torch.Tensor):
+    """Yield a list that gets, for each autograd call inside the block, how the gradient it
+    sends to `leaf` changes along `direction` (a Hessian-vector product), read before the call
+    runs. A gradient typed in by hand and fed through autograd (`(w * formula).sum().backward()`)
+    does not change with `leaf`; the gradient of the exercise's loss does, as the solution's."""
+    found: list[torch.Tensor] = []
+    busy = []  # the block's own calls of autograd, made while reading one
+
+    def wrap(original):
+        def engine(outputs, starts, *args, **kwargs):
+            if not busy:
+                busy.append(True)
+                try:
+                    found.append(_changes(outputs, starts, leaf, direction))
+                finally:
+                    busy.pop()
+            return original(outputs, starts, *args, **kwargs)
+
+        return engine
+
+    with _engine_wrapped(wrap):
+        yield found
+
+
+def _changes(outputs, starts, leaf, direction) -> torch.Tensor:
+    """d/dt of the gradient `outputs` send to `leaf` (from `starts`), at leaf + t * direction."""
+    nothing = torch.zeros_like(leaf)
+    try:
+        with torch.enable_grad():
+            (gradient,) = torch.autograd.grad(
+                outputs, leaf, starts, retain_graph=True, create_graph=True, allow_unused=True
+            )
+            if gradient is None or not gradient.requires_grad:
+                return nothing
+            (change,) = torch.autograd.grad(
+                (gradient * direction).sum(), leaf, retain_graph=True, allow_unused=True
+            )
+    except RuntimeError:  # the answer's graph cannot go twice: its own call will say so
+        return nothing
+    return nothing if change is None else change.detach()
+
+
+@contextlib.contextmanager
 def scaled_gradients(scale: float = SCALE):
     """Make every gradient autograd computes inside the block `scale` times too large.
 

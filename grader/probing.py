@@ -18,7 +18,12 @@ import torch
 from torch.autograd.function import BackwardCFunction
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from grader.autograd_use import gradients_reaching, scaled_gradients, watch_autograd, watch_hooks
+from grader.autograd_use import (
+    gradients_reaching,
+    scaled_gradients,
+    watch_autograd,
+    watch_hooks,
+)
 from grader.random_graphs import RandomGraph, random_graph
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5

@@ -1,6 +1,6 @@
 """Lesson 4 (retain_graph and accumulation): what the grader observes of each answer."""
 
-from grader.autograd_use import watch_autograd
+from grader.autograd_use import curvature_reaching, watch_autograd
 from grader.probing import autograd_called, by_hand, number, optimizer_steps, shares_of_gradients
 
 
@@ -21,7 +21,8 @@ def test_accumulated_gradient(student, observe, draw):
     w = draw.tensor(3, requires_grad=True)
     x, y = draw.tensor(n, 3), draw.tensor(n)
     w.grad = draw.tensor(3)
-    with watch_autograd() as calls:
+    direction = draw.tensor(3)
+    with watch_autograd() as calls, curvature_reaching(w, direction) as changes:
         shares, used = autograd_called(
             shares_of_gradients, student.accumulated_gradient, w, x, y, size
         )
@@ -32,6 +33,8 @@ def test_accumulated_gradient(student, observe, draw):
     # One backward over the whole batch, padded with calls that add nothing, gives the right
     # count and w.grad: each micro-batch's own gradient must reach w, in any order.
     shares = sorted(shares, key=lambda share: share.tolist())
+    # A gradient typed in by hand and fed through backward() per chunk does not change with w.
+    observe(f"how the gradient w got in {shown} changes along a direction", sum(changes, 0 * w))
     observe(f"the gradients that reached w in {shown}, as shares of their sum", shares)
 
 
