@@ -20,6 +20,12 @@ SOLUTIONS = REPO_ROOT / "solutions"
 NOTEBOOKS = REPO_ROOT / "notebooks"
 EXAMPLE_CLASS = REPO_ROOT / "example_class"
 
+# The course's repository, written here only: the lessons' Colab links (README and each notebook's
+# first cell) and the setup cell that installs the checks on Colab are made from it.
+REPOSITORY_URL = "https://github.com/autograd-fundamentals/autograd-fundamentals"
+COLAB_BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
+SETUP_CELL_ID = "colab-setup"
+
 
 def lessons() -> list[str]:
     """The lesson ids, in teaching order: each is `solutions/<id>/<id>.ipynb`."""
@@ -34,6 +40,69 @@ def solution_notebook(lesson: str) -> Path:
 def student_notebook(lesson: str) -> Path:
     """The released student notebook for `lesson`."""
     return NOTEBOOKS / lesson / f"{lesson}.ipynb"
+
+
+def colab_link(lesson: str) -> str:
+    """The address that opens `lesson`'s student notebook on Colab, from the repository's main
+    branch."""
+    repository = REPOSITORY_URL.removeprefix("https://github.com/")
+    notebook = student_notebook(lesson).relative_to(REPO_ROOT).as_posix()
+    return f"https://colab.research.google.com/github/{repository}/blob/main/{notebook}"
+
+
+def colab_badge(lesson: str) -> str:
+    """The "Open in Colab" badge, linked to `lesson` (markdown)."""
+    return f"[![Open In Colab]({COLAB_BADGE_IMAGE})]({colab_link(lesson)})"
+
+
+def setup_cell_source() -> str:
+    """Each lesson's first code cell: on Colab, it installs the course's checks from the
+    repository (`--no-deps` keeps Colab's torch, NumPy and matplotlib); wherever the course is
+    installed already it imports them and prints nothing."""
+    return (
+        "# Setup. On Colab this installs the course's checks, keeping Colab's own torch;\n"
+        "# where the course is installed (its repository, Binder, pip) it does nothing.\n"
+        "try:\n"
+        "    import grader.checks\n"
+        "except ImportError:\n"
+        f'    %pip install -q --no-deps "git+{REPOSITORY_URL}"'
+    )
+
+
+def with_colab_cells(nb, lesson: str) -> bool:
+    """Bring a lesson notebook's Colab cells in step with REPOSITORY_URL: the badge in its first
+    markdown cell (below the title), and the setup cell as its first code cell, right after that
+    markdown cell (inserted, it takes execution count 1 when the notebook has counts, and the
+    cells after it count on from there, as a fresh run numbers them). Whether `nb` changed."""
+    text = next(c for c in nb.cells if c.cell_type == "markdown")
+    lines = text.source.split("\n")
+    badge = colab_badge(lesson)
+    found = [i for i, line in enumerate(lines) if line.startswith("[![Open In Colab]")]
+    if found:
+        lines[found[0]] = badge
+        source = "\n".join(lines)
+    else:
+        title, _, rest = text.source.partition("\n")
+        source = "\n\n".join(part for part in (title, badge, rest.lstrip("\n")) if part)
+    changed = source != text.source
+    text.source = source
+
+    code = next((c for c in nb.cells if c.cell_type == "code"), None)
+    if code is not None and (code.get("id") == SETUP_CELL_ID or code.source == setup_cell_source()):
+        changed |= code.source != setup_cell_source()
+        code.source = setup_cell_source()
+        return changed
+    counted = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
+    for cell in nb.cells:
+        if cell.cell_type == "code" and isinstance(cell.get("execution_count"), int):
+            cell.execution_count += 1
+            for output in cell.outputs:
+                if isinstance(output.get("execution_count"), int):
+                    output.execution_count += 1
+    setup = nbformat.v4.new_code_cell(setup_cell_source(), id=SETUP_CELL_ID)
+    setup.execution_count = 1 if counted else None
+    nb.cells.insert(nb.cells.index(text) + 1, setup)
+    return True
 
 
 def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:

@@ -1,6 +1,6 @@
 """`.ci/run` installs the Debian packages the tests need as CI here runs it (root) and as GitHub's
-runners run it (a user with passwordless sudo), then runs `make test` and `make portability`. Here `apt-get`, `sudo` and
-`make` are stand-ins that record how they were called."""
+runners run it (a user with passwordless sudo), then runs `make test` and `make portability`.
+Here `apt-get`, `sudo` and `make` are stand-ins that record how they were called."""
 
 import os
 import shutil

@@ -16,11 +16,11 @@ LOOKS_AT_SHARED = "print('plain sums to', plain.sum().item())"
 
 
 def _edited_lesson_cell() -> bytes:
-    """The solution with the lesson's second code cell (`plain = torch.ones(2, 2)`) edited."""
+    """The solution with the lesson's third code cell (`plain = torch.ones(2, 2)`) edited."""
     nb = nbformat.read(solution_notebook(LESSON), as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code[1].source.startswith("plain = torch.ones(2, 2)")
-    code[1].source = code[1].source.replace("torch.ones(2, 2)", "torch.full((2, 2), 7.0)")
+    assert code[2].source.startswith("plain = torch.ones(2, 2)")
+    code[2].source = code[2].source.replace("torch.ones(2, 2)", "torch.full((2, 2), 7.0)")
     return nbformat.writes(nb).encode()
 
 
@@ -47,9 +47,9 @@ def test_each_submission_starts_from_the_lesson_as_released(tmp_path, grading_se
         for out in cell.outputs
     )
     assert "plain sums to 4.0" in seen, seen
-    edited = _code_cells(autograded(course, "c_edited"))[1]
+    edited = _code_cells(autograded(course, "c_edited"))[2]
     assert "7." in str(edited.outputs[0]["data"]["text/plain"]), edited.outputs
-    honest = _code_cells(autograded(course, "b_looks"))[1]
+    honest = _code_cells(autograded(course, "b_looks"))[2]
     assert "1." in str(honest.outputs[0]["data"]["text/plain"]), honest.outputs
 
 
@@ -63,8 +63,8 @@ def test_shared_cells_keep_their_outputs_and_counts(tmp_path, grading_session):
     shared = next(i for i, c in enumerate(cells) if not is_lesson_code(c))
     assert shared >= 5  # lesson 1 teaches before its first exercise
     assert [c.execution_count for c in cells[: shared + 1]] == list(range(1, shared + 2))
-    assert cells[1].outputs[0]["output_type"] == "execute_result"  # `plain`, shown as a value
-    assert cells[1].outputs[0]["execution_count"] == 2
+    assert cells[2].outputs[0]["output_type"] == "execute_result"  # `plain`, shown as a value
+    assert cells[2].outputs[0]["execution_count"] == 3
 
 
 LISTS_SOCKETS = """\
