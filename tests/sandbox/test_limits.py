@@ -2,13 +2,22 @@
 
 Each limit is set on the command line, as an instructor types it, to a value other than the
 default; the same submission graded under the default limits shows the limit is what acted.
+
+The memory limit over a whole submission and the CPU share need cgroups: root on cgroup v1,
+root or a delegated tree on v2 (`cgroup_host` reads what this machine offers). Where it offers
+them, they must be on and act; where it does not (CI's user is not root), the protections line
+must say that they are off, and why.
 """
 
+from pathlib import Path
+
 import pytest
+from cgroup_host import Offer, offered
 from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submit
 
 from grader.cli import main
 from grader.grading.results import scores_of
+from grader.sandbox.outside import cgroups
 from grader.sandbox.outside.isolation import detect_protections
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
@@ -76,28 +85,55 @@ def test_notebook_timeout_reaches_the_sandbox(course):
     assert limited.outcome == "timed out" and "the notebook time limit" in limited.detail
 
 
+def _says_the_memory_cgroup_is_off(offer: Offer) -> None:
+    """The protections line says memory is limited per process here, and why."""
+    line = detect_protections()[0].describe()
+    assert "memory limit per process" in line and "no memory cgroup (" in line, line
+    assert offer.memory_why_not in line, line
+    assert not offer.version or f"cgroup v{offer.version}" in line, line
+
+
 def test_this_machine_limits_memory_over_the_whole_submission():
-    """The tests below mean something only where the memory cgroup is available (CI has it)."""
+    """Where this machine offers a memory cgroup, the sandbox uses it, and the protections line
+    names the hierarchy; where it does not, the line says the memory cgroup is off, and why."""
+    offer = offered()
     protections = detect_protections()[0]
-    assert protections.memory_cgroup, protections.describe()
-    assert "cgroup" in protections.describe()
+    line = protections.describe()
+    assert protections.memory_cgroup == offer.memory, line
+    assert protections.cgroup_version == offer.version, line
+    if offer.memory:
+        assert f"shared memory (cgroup v{offer.version})" in line
+    else:
+        _says_the_memory_cgroup_is_off(offer)
 
 
 def test_memory_spread_over_processes_counts_together(course):
-    """750 MB over three processes passes under 2 GiB and hits a limit of 0.5 GiB."""
+    """750 MB over three processes passes under 2 GiB and hits a limit of 0.5 GiB. Without a
+    memory cgroup each process has the limit to itself: the line says so, and all pass."""
+    offer = offered()
     assert _grade(course, "spreads").score == FULL_MARKS
     limited = _grade(course, "spreads", "--memory-gib", "0.5")
-    assert limited.outcome == "memory limit", limited.detail
+    if offer.memory:
+        assert limited.outcome == "memory limit", limited.detail
+    else:
+        _says_the_memory_cgroup_is_off(offer)
+        assert (limited.outcome, limited.score) == ("graded", FULL_MARKS), limited.detail
 
 
 def test_shared_memory_segments_count_too(course):
     """A 400 MB System V segment passes under 2 GiB and hits a limit of 0.25 GiB. (Its first
     answer cell reaches the segment through ctypes: that exercise, 2 points, earns nothing and
-    is flagged for review.)"""
+    is flagged for review.) Without a memory cgroup the segment is no process's memory: the
+    line says so, and it passes."""
+    offer = offered()
     graded = _grade(course, "shares")
     assert (graded.score, graded.review) == (FULL_MARKS - 2, "make_leaf imports ctypes")
     limited = _grade(course, "shares", "--memory-gib", "0.25")
-    assert limited.outcome == "memory limit", limited.detail
+    if offer.memory:
+        assert limited.outcome == "memory limit", limited.detail
+    else:
+        _says_the_memory_cgroup_is_off(offer)
+        assert (limited.outcome, limited.score) == ("graded", FULL_MARKS - 2), limited.detail
 
 
 # Four processes busy for 3 s of wall time: on two cores they would take both.
@@ -117,12 +153,38 @@ for pid in children:
 """
 
 
-def _throttled(share, cores: float) -> bool:
-    """Whether the CPU share `share` allows `cores` cores and has held its processes back."""
-    period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
+def _throttled(share: Path, cores: float) -> bool:
+    """Whether the CPU share `share` allows `cores` cores and has held its processes back (on
+    v2 the quota is on the channel's cgroup around the attendant's, `share`)."""
+    if offered().version == 2:
+        share = share.parent
+        quota, period = (share / "cpu.max").read_text().split()
+    else:
+        period, quota = ((share / f"cpu.cfs_{n}_us").read_text() for n in ("period", "quota"))
     assert int(quota) == int(int(period) * cores)
     stat = dict(line.split() for line in (share / "cpu.stat").read_text().splitlines())
     return int(stat["nr_throttled"]) > 0
+
+
+def _says_there_is_no_cpu_share(offer: Offer) -> None:
+    line = detect_protections()[0].describe()
+    assert "at most one core" not in line and "no CPU share (" in line, line
+    assert offer.cpu_why_not in line, line
+    assert not offer.version or f"cgroup v{offer.version}" in line, line
+
+
+def _shares_of(pids: list[int]) -> list[Path]:
+    """The CPU shares the grading processes `pids` hold now (found in the cgroup tree: a
+    worker's own sandbox is in its own process)."""
+    folder = cgroups.hierarchy().folders.get("cpu")
+    if folder is None:
+        return []
+    owned = [
+        path
+        for path in folder.glob("grader-c*")
+        if path.name.endswith(tuple(f"-{p}" for p in pids))
+    ]
+    return sorted(path / cgroups.ATTENDANT if offered().version == 2 else path for path in owned)
 
 
 def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
@@ -135,21 +197,30 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
     submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))
     # A share below one core, so the four processes exceed it even on a machine whose other
     # work leaves them less than a core: the throttling shows however busy the machine is.
+    offer = offered()
     limits = Limits(cell_seconds=20, notebook_seconds=60, cpu_cores=0.4)
     with GradingSession(limits, jobs=1) as session:
         (result,) = autograde(course, LESSON, ["busy"], session=session)
         assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
         shares = session.warm.get().sandbox.own.cpus
-        assert len(shares) == 1, detect_protections()[0].describe()
-        assert _throttled(shares[0], 0.4) and Limits().cpu_cores == 1.0
+        if offer.cpu:
+            assert len(shares) == 1, detect_protections()[0].describe()
+            assert _throttled(shares[0], 0.4) and Limits().cpu_cores == 1.0
+        else:
+            assert shares == []
+            _says_there_is_no_cpu_share(offer)
 
 
 def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     """Grading processes that share one sandbox template still get a CPU share each: both
-    busy submissions, graded at once, are held to their own share."""
+    busy submissions, graded at once, are held to their own share. (They share one only where
+    each submission has a user of its own, as root; otherwise each has its own sandbox, and its
+    own share all the same, where the machine offers CPU shares.)"""
     from grader.grading.class_run import GradingSession, autograde
     from grader.sandbox.outside.isolation import Limits
 
+    offer = offered()
+    protections = detect_protections()[0]
     course = new_course(tmp_path / "course", honest=None)
     for student in ("busy_a", "busy_b"):
         submit(course, student, solution_with(FOUR_BUSY_PROCESSES))
@@ -157,6 +228,14 @@ def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     with GradingSession(limits, jobs=2) as session:
         results = autograde(course, LESSON, session=session)
         assert [(r.score, r.outcome) for r in results] == [(FULL_MARKS, "graded")] * 2
-        assert session.sandbox is not None, detect_protections()[0].describe()
-        shares = session.sandbox.cpus
-        assert len(shares) == 2 and all(_throttled(share, 0.4) for share in shares)
+        shared = protections.own_user and protections.per_submission
+        assert (session.sandbox is not None) == shared, protections.describe()
+        if shared:
+            shares = session.sandbox.cpus
+        else:
+            shares = _shares_of([worker.pid for worker in session._workers])
+        if offer.cpu:
+            assert len(shares) == 2 and all(_throttled(share, 0.4) for share in shares)
+        else:
+            assert shares == []
+            _says_there_is_no_cpu_share(offer)

@@ -6,10 +6,12 @@ inside bubblewrap: no network, its own process and IPC namespaces, and a filesys
 only the system, the Python environment and the `grader` package (read-only) plus an empty /tmp.
 The course folder, the solutions, the gradebook and other students' work are not in it. When the
 grader runs as root, each submission also gets a fresh /tmp, /dev/shm, IPC and network namespace,
-a memory cgroup, and a user of its own, so that the process limit binds. Each submission's
-process installs a system-call filter (`grader.sandbox.inside.syscall_filter`) before it runs
-any of the submission's code. Each submission runs with resource limits (memory, processes, CPU
-time, file size) and wall-clock limits per cell and per notebook.
+a memory cgroup, and a user of its own, so that the process limit binds. (The memory cgroup and
+the CPU share need root on cgroup v1; on v2 a user the grader's cgroup is delegated to has them
+too: `grader.sandbox.outside.cgroups`.) Each submission's process installs a system-call filter
+(`grader.sandbox.inside.syscall_filter`) before it runs any of the submission's code. Each
+submission runs with resource limits (memory, processes, CPU time, file size) and wall-clock
+limits per cell and per notebook.
 """
 
 import dataclasses
@@ -51,12 +53,14 @@ class Protections:
     cpu_share: bool = False
     missing: list[str] = field(default_factory=list)
     syscall_filter: bool = False
+    cgroup_version: int = 0  # the hierarchy the memory cgroup and CPU share are on (1 or 2)
 
     def describe(self) -> str:
         """One line for the instructor: active protections, then missing ones."""
         active = ["time limits", "process limit", "file size limit"]
+        cgroup = f"cgroup v{self.cgroup_version}" if self.cgroup_version else "cgroup"
         active.append(
-            "memory limit over all of a submission's processes and shared memory (cgroup)"
+            f"memory limit over all of a submission's processes and shared memory ({cgroup})"
             if self.memory_cgroup
             else "memory limit per process"
         )
@@ -65,7 +69,7 @@ class Protections:
         if self.per_submission:
             active.append("fresh /tmp, /dev/shm, IPC and network namespace for each submission")
         if self.cpu_share:
-            active.append("at most one core per grading process (cgroup)")
+            active.append(f"at most one core per grading process ({cgroup})")
         if self.own_user:
             active.append("unprivileged user of its own")
         if self.syscall_filter:
@@ -190,24 +194,23 @@ def _detect_isolation() -> Detected:
         command = _bwrap_command(as_root)
         trial = [*command, sys.executable, "-c", _UNSHARE_TRIAL]
         trial = subprocess.run(trial, capture_output=True)
-        if trial.returncode == 0 and as_root:
-            group, why_not = cgroups.create(f"grader-trial-{os.getpid()}")
-            cpu = cgroups.create_cpu_share(f"grader-trial-{os.getpid()}")
-            missing = [] if cpu else [_NO_CPU_SHARE]
-            if cpu:
-                cpu.rmdir()
-            if group is not None:
-                group.remove()
-                return Detected(Protections(True, True, True, True, bool(cpu), missing), command)
-            missing.append(f"no memory cgroup ({why_not}): memory is limited per process")
-            return Detected(
-                Protections(True, True, True, cpu_share=bool(cpu), missing=missing), command
+        if trial.returncode in (0, 1):
+            memory, cpu, version, missing = _cgroups_here()
+            own_user = as_root and trial.returncode == 0  # a user of its own needs both
+            if trial.returncode == 1:
+                missing.append(_SHARED_SCRATCH)
+            if not own_user:
+                missing.insert(0, _NOT_ROOT)
+            protections = Protections(
+                pid_namespace=True,
+                own_user=own_user,
+                per_submission=trial.returncode == 0,
+                memory_cgroup=memory,
+                cpu_share=cpu,
+                missing=missing,
+                cgroup_version=version,
             )
-        if trial.returncode == 0:
-            return Detected(Protections(True, False, True, missing=[_NOT_ROOT]), command)
-        if trial.returncode == 1:
-            missing = [_NOT_ROOT, _SHARED_SCRATCH]
-            return Detected(Protections(True, False, missing=missing), command)
+            return Detected(protections, command)
         reason = trial.stderr.decode(errors="replace").strip().splitlines()[-1:]
         missing.append(f"bubblewrap cannot create namespaces here ({' '.join(reason)})")
     missing.append("network, filesystem and process isolation are OFF")
@@ -216,16 +219,32 @@ def _detect_isolation() -> Detected:
     return Detected(Protections(pid_namespace=False, own_user=False, missing=missing), [])
 
 
+def _cgroups_here() -> tuple[bool, bool, int, list[str]]:
+    """Whether each sandbox channel can have a memory cgroup and a CPU share here (root on
+    cgroup v1; root, or a user the tree is delegated to, on v2), the hierarchy's version, and
+    what is missing, with the reasons."""
+    trial = f"grader-trial-{os.getpid()}"
+    version = cgroups.hierarchy().version
+    group, why_not = cgroups.create(trial)
+    cpu, cpu_why_not = cgroups.cpu_share(trial)
+    missing = [] if cpu else [_NO_CPU_SHARE.format(cpu_why_not)]
+    if cpu is not None:
+        cgroups.remove_when_empty(cpu)
+    if group is not None:
+        group.remove()
+    else:
+        missing.append(f"no memory cgroup ({why_not}): memory is limited per process")
+    return group is not None, cpu is not None, version, missing
+
+
 _NO_FILTER = (
     "no system-call filter ({}): a submission can make kernel keyrings and namespaces and trace"
     " its own processes"
 )
-_NO_CPU_SHARE = (
-    "no cgroup v1 cpu controller: a submission's busy processes can slow another worker's"
-)
+_NO_CPU_SHARE = "no CPU share ({}): a submission's busy processes can slow another worker's"
 _NOT_ROOT = (
-    "not run as root, so no memory cgroup (memory is limited per process) and submissions run"
-    " as the grader's own user, whose process limit all the grading workers share"
+    "not run as root, so submissions run as the grader's own user, whose process limit all the"
+    " grading workers share"
 )
 _SHARED_SCRATCH = (
     "no nested user namespaces, so submissions share the sandbox's /tmp and IPC namespace"
