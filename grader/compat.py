@@ -3,10 +3,10 @@
 import datetime
 import enum
 
-UTC = datetime.UTC
+UTC = datetime.timezone.utc  # datetime.UTC since Python 3.11
 
 if hasattr(enum, "StrEnum"):
-    StrEnum = enum.StrEnum
+    StrEnum = enum.StrEnum  # novermin (Python 3.11 and later only)
 else:  # Python 3.10
 
     class StrEnum(str, enum.Enum):
