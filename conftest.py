@@ -54,10 +54,11 @@ _CLAIMS: list[int] = []  # open lock files: a slot is ours while its lock is hel
 
 def _claim_slot() -> int:
     """A slot no other live process holds: its lock file, locked until this process ends."""
-    folder = Path(tempfile.gettempdir()) / "kernel-port-slots"
+    # one folder per user: another user's lock files (root's, on a shared /tmp) are not ours to open
+    folder = Path(tempfile.gettempdir()) / f"kernel-port-slots-{os.getuid()}"
     folder.mkdir(exist_ok=True)
     for slot in range(PORT_SLOTS):
-        fd = os.open(folder / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+        fd = os.open(folder / f"{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
