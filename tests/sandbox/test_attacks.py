@@ -184,7 +184,7 @@ def test_attack_earns_nothing(run, attack):
     result = run.results[STUDENT[attack["name"]]]
     assert result.score == 0, (result.outcome, result.detail)
     expected = attack["outcome"]
-    if expected == "memory limit" and not offered().memory:
+    if attack.get("over_processes") and not offered().memory:
         expected = "graded"
     assert result.outcome == expected, result.detail
 
