@@ -48,6 +48,7 @@ def _collect(args) -> int:
 def _autograde(args) -> int:
     from grader.commands.score_table import score_table
     from grader.grading.class_run import autograde
+    from grader.judging.reference import IN_PROCESS, verdicts_of
     from grader.sandbox.outside.isolation import Limits
 
     if args.all == bool(args.lessons):
@@ -63,6 +64,9 @@ def _autograde(args) -> int:
         from grader.sandbox.outside.isolation import detect_protections
 
         print(detect_protections()[0].describe(), file=sys.stderr)
+        for lesson in chosen:
+            if verdicts_of(lesson) == IN_PROCESS:
+                print(f"{lesson}: verdicts {IN_PROCESS}", file=sys.stderr)
     results = autograde(
         course,
         chosen,

@@ -8,6 +8,7 @@ from nbgrader.api import MissingEntry
 
 from grader.course import Course
 from grader.grading import outcomes
+from grader.judging.reference import verdicts_of
 from grader.outcome import Outcome
 from grader.safe_output.text import csv_safe
 
@@ -24,6 +25,7 @@ NBGRADER_COLUMNS = [
     "score",
     "max_score",
 ]
+OUR_COLUMNS = ["outcome", "detail", "review", "verdicts"]  # then one column per exercise
 
 
 def grade_rows(course: Course) -> tuple[list[str], list[dict]]:
@@ -37,8 +39,9 @@ def grade_rows(course: Course) -> tuple[list[str], list[dict]]:
             for student in sorted(gb.students, key=lambda s: s.id):
                 row = _row(gb, assignment, student, ids, recorded)
                 row["review"] = review.get((assignment.name, student.id), "")
+                row["verdicts"] = verdicts_of(assignment.name)
                 rows.append(row)
-    return NBGRADER_COLUMNS + ["outcome", "detail", "review"] + exercises, rows
+    return NBGRADER_COLUMNS + OUR_COLUMNS + exercises, rows
 
 
 def _row(gb, assignment, student, exercise_ids, recorded) -> dict:

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402 -- the backend must be chosen firs
 import nbformat  # noqa: E402
 
 from grader.cells import grade_id, is_graded  # noqa: E402
-from grader.commands.export import grade_rows  # noqa: E402
+from grader.commands.export import NBGRADER_COLUMNS, OUR_COLUMNS, grade_rows  # noqa: E402
 from grader.course import Course  # noqa: E402
 
 
@@ -84,7 +84,7 @@ def write_report(course: Course, out: Path, *, top: int = 15) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     header, rows = grade_rows(course)
     submitted = [r for r in rows if r["outcome"] != "no submission"]
-    exercises = header[header.index("review") + 1 :]
+    exercises = header[len(NBGRADER_COLUMNS) + len(OUR_COLUMNS) :]
     rates = _pass_rates(submitted, exercises)
     if submitted:
         _score_figure(submitted, out / "scores.png")

@@ -1,6 +1,7 @@
 """The table printed after grading: one row per submission, safe whatever the students wrote."""
 
 from grader.grading.results import Result
+from grader.judging.reference import IN_PROCESS, verdicts_of
 from grader.safe_output.text import terminal_safe
 
 HEADER = ("lesson", "student", "score", "max", "outcome", "review")
@@ -25,10 +26,13 @@ def score_table(results: list[Result]) -> str:
         for r in results
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
-    return "\n".join(
+    table = "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
+    unjudged = sorted({r.lesson for r in results if verdicts_of(r.lesson) == IN_PROCESS})
+    notes = [f"{terminal_safe(lesson)}: verdicts {IN_PROCESS}" for lesson in unjudged]
+    return "\n".join([table, *notes])
 
 
 def _outcome_text(result: Result) -> str:

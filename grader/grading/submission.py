@@ -129,10 +129,12 @@ def autograde_submission(
         for step in AFTER_RUN:
             nb, resources = step(config=config)(nb, resources)
     with timings.step("judge"):
-        verdicts = judge_tests(nb, references, report.probes, reading.problems)
+        verdicts = judge_tests(
+            nb, references, report.probes, reading.problems, judged=probes is not None
+        )
     with timings.step("nbgrader steps"):
         _write(nb, path)
-    unjudged = tuple(sorted(gid for gid, v in verdicts.items() if gid not in references))
+    unjudged = tuple(sorted(gid for gid in verdicts if probes and gid not in references))
     present = frozenset(filter(None, map(grade_id, nb.cells)))
 
     def graded(saved: Saved) -> GradedRun:

@@ -39,6 +39,16 @@ def probes_file(lesson: str) -> Path:
     return SOLUTIONS / lesson / "probes.py"
 
 
+JUDGED = "judged outside the submission"
+IN_PROCESS = "from the submission's own process (no probes: as stock nbgrader, forgeable)"
+
+
+def verdicts_of(lesson: str) -> str:
+    """Where a lesson's test verdicts come from: the judge (the lesson has probes), or the
+    submission's own process, as stock nbgrader grades (it has none)."""
+    return JUDGED if probes_file(lesson).is_file() else IN_PROCESS
+
+
 @dataclass(frozen=True)
 class Answers:
     """The answer to one question: each seed's observations, or why the solution has none."""

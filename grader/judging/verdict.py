@@ -127,7 +127,12 @@ def _error_kind(message) -> str:
 
 
 def judge_tests(
-    nb, references: dict[str, list], reports: dict, read: dict[str, str] | None = None
+    nb,
+    references: dict[str, list],
+    reports: dict,
+    read: dict[str, str] | None = None,
+    *,
+    judged: bool = True,
 ) -> dict[str, Verdict]:
     """Score every test cell from the probes' observations, and make its outputs say so.
 
@@ -139,16 +144,24 @@ def judge_tests(
     the cell does not show itself is added as the judge's explanation. That explanation, worded
     here from the reference's labels alone, is also kept in the cell's metadata (VERDICT_KEY)
     for the feedback page, which shows no output of the run.
+
+    A lesson with no probes at all (`judged=False`) is scored as stock nbgrader scores it: each
+    test cell by its own outputs in the submission's process (no error: its points).
     """
     verdicts, read = {}, read or {}
     for index, grade_id in autograded_tests(nb).items():
         cell = nb.cells[index]
+        cell.metadata[VERDICT_KEY] = None  # set here only: a submitted value never stands
+        if not judged:  # as nbgrader: a number the cell returns is partial credit
+            inside, max_points = utils.determine_grade(cell)
+            verdicts[grade_id] = Verdict(inside, None if inside == max_points else "failed")
+            cell.metadata[VERDICT_KEY] = None if inside == max_points else CELL_FAILED
+            continue
         for out in cell.outputs:
             if out.output_type == "execute_result":
                 out.output_type = "display_data"
                 del out["execution_count"]
         inside, max_points = utils.determine_grade(cell)
-        cell.metadata[VERDICT_KEY] = None  # set here only: a submitted value never stands
         intro, advice = INTRO, ""
         if grade_id not in references:
             problem = "this test has no probe, so it cannot be judged (the instructor must add one)"

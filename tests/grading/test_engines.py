@@ -58,7 +58,7 @@ def _grades(course):
         "raw_score",
         "late_submission_penalty",
         "score",
-        *header[header.index("detail") + 1 :],
+        *header[header.index("detail") + 1 :],  # what we add, and the exercises
     ]
     return {(r["assignment"], r["student_id"]): {c: r.get(c) for c in columns} for r in rows}
 
@@ -133,3 +133,34 @@ def test_both_engines_write_the_samegradebook_rows(both):
     assert written == gradebook_rows(stock)
     assert len(written["grade"]) > 50 and len(written["comment"]) > 10
     assert any(row[4] == "No response." for row in written["comment"])
+
+
+def test_a_lesson_without_probes_gets_stock_nbgraders_grades(both, tmp_path, monkeypatch):
+    """Without probes.py, the fast engine scores each test cell by its own run in the
+    submission's process, as stock nbgrader does: the same score per exercise for every student,
+    and the export says where those verdicts come from."""
+    from grader.grading import submission
+    from grader.judging import reference
+
+    lesson, probes_file = lessons()[0], reference.probes_file
+    missing = tmp_path / "none" / "probes.py"
+
+    def without(name):
+        return missing if name == lesson else probes_file(name)
+
+    monkeypatch.setattr(submission, "probes_file", without)
+    monkeypatch.setattr(reference, "probes_file", without)
+    course = init_course(tmp_path / "course", due_dates=EXAMPLE_CLASS / "due_dates.csv")
+    for student in STUDENTS:
+        shutil.copytree(
+            EXAMPLE_CLASS / "submitted" / student / lesson,
+            course.root / "submitted" / student / lesson,
+        )
+    autograde(course, [lesson], engine="fast")
+    fast = {key: row for key, row in _grades(course).items() if key[0] == lesson}
+    stock = {key: row for key, row in _grades(both.stock).items() if key[0] == lesson}
+    assert {row.pop("verdicts") for row in fast.values()} == {reference.IN_PROCESS}
+    for row in stock.values():
+        row.pop("verdicts")
+    assert fast == stock
+    assert len({row["raw_score"] for row in fast.values()}) > 1  # right, wrong and blank work

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader.cells import autograded_tests
 from grader.course import solution_notebook
 from grader.judging.reference import probes_file
-from grader.judging.verdict import ADVICE, VERDICT_KEY, judge_tests, verdict
+from grader.judging.verdict import ADVICE, CELL_FAILED, VERDICT_KEY, judge_tests, verdict
 from grader.probing import load_probes
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
@@ -193,3 +193,21 @@ def test_make_leaf_is_never_probed_with_a_grid_a_zeros_answer_matches():
     for seed in range(1500):
         run_probe(probes, "test_make_leaf", {"make_leaf": make_leaf}, seed)
     assert len(drawn) == 3000 and min(drawn) >= 2
+
+
+def test_a_lesson_without_probes_is_scored_as_nbgrader_scores_it():
+    """No probes at all: each test cell keeps what its own run gives, as in stock nbgrader (a
+    number it returns is partial credit, an error is 0), and a failure says the cell failed."""
+    partial = _passed_test_cell("test_partial")
+    partial.outputs = [
+        nbformat.v4.new_output("execute_result", data={"text/plain": "0.5"}, execution_count=1)
+    ]
+    failed = _passed_test_cell("test_failed")
+    failed.outputs = [
+        nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=[])
+    ]
+    nb = nbformat.v4.new_notebook(cells=[_passed_test_cell("test_passed"), partial, failed])
+    verdicts = judge_tests(nb, {}, {}, judged=False)
+    assert [v.points for v in verdicts.values()] == [2, 0.5, 0]
+    assert nb.cells[2].metadata[VERDICT_KEY] == CELL_FAILED
+    assert nb.cells[0].metadata[VERDICT_KEY] is None
