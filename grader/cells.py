@@ -49,3 +49,28 @@ def autograded_tests(nb) -> dict[int, str]:
 def by_grade_id(nb) -> dict[str, object]:
     """The cells nbgrader tracks, by grade id."""
     return {grade_id(c): c for c in nb.cells if grade_id(c)}
+
+
+def shown_name(nb, index: int) -> str:
+    """Cell `index` as the student finds it: an answer or test by its grade id, any other cell by
+    the heading above it ("the 2nd code cell after '## 3. Hooks'")."""
+    cell = nb.cells[index]
+    if grade_id(cell):
+        return f"cell {grade_id(cell)!r}"
+    code = 0
+    for above in reversed(nb.cells[:index]):
+        if above.get("cell_type") == "code":
+            code += 1
+        elif above.get("cell_type") == "markdown":
+            heading = next(
+                (
+                    line.strip()
+                    for line in above.get("source", "").splitlines()
+                    if line.startswith("#")
+                ),
+                None,
+            )
+            if heading:
+                nth = "the code cell" if code == 0 else f"code cell {code + 1}"
+                return f"{nth} after {heading.lstrip('#').strip()[:60]!r}"
+    return f"code cell {code + 1} of the notebook"

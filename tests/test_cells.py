@@ -10,6 +10,7 @@ from grader.cells import (
     is_lesson_code,
     is_locked,
     is_test,
+    shown_name,
 )
 
 
@@ -58,3 +59,22 @@ def test_autograded_tests_and_grade_ids_index_a_notebook():
     assert autograded_tests(nb) == {3: "test_make_leaf"}
     assert list(by_grade_id(nb)) == ["intro", "make_leaf", "test_make_leaf", "explain"]
     assert is_locked(TEST) and not is_locked(ANSWER)
+
+
+def test_a_cell_is_named_as_the_student_finds_it():
+    """Outcomes name a cell by its grade id, or by the heading above it, never by an index."""
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("setup()"),
+            nbformat.v4.new_markdown_cell("## 3. Hooks\n\nText."),
+            nbformat.v4.new_code_cell("a = 1"),
+            nbformat.v4.new_code_cell("b = 2"),
+            nbformat.v4.new_code_cell("def f(): ...", metadata={"nbgrader": {"grade_id": "f"}}),
+        ]
+    )
+    assert [shown_name(nb, i) for i in (0, 2, 3, 4)] == [
+        "code cell 1 of the notebook",
+        "the code cell after '3. Hooks'",
+        "code cell 2 after '3. Hooks'",
+        "cell 'f'",
+    ]

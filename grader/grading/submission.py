@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from sqlalchemy import Connection
 
-from grader.cells import autograded_tests, grade_id, is_lesson_code, is_test
+from grader.cells import autograded_tests, grade_id, is_lesson_code, is_test, shown_name
 from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.run_outputs import apply_run, folder_files
@@ -140,7 +140,7 @@ def autograde_submission(
     def graded(saved: Saved) -> GradedRun:
         return GradedRun(
             report.outcome,
-            report.detail,
+            _detail(report, nb),
             unjudged,
             reading.flags,
             timings,
@@ -162,6 +162,13 @@ def autograde_submission(
             lambda db, saved: record(db, graded(saved)),
         )
     return graded(saved)
+
+
+def _detail(report, nb) -> str:
+    """The run's detail, naming the cell as the student finds it in their notebook."""
+    if report.where is None or not 0 <= report.where < len(nb.cells):
+        return report.detail
+    return f"{report.detail} in {shown_name(nb, report.where)}"
 
 
 def _source_notebook(source: Path):

@@ -143,7 +143,7 @@ def test_a_lesson_without_probes_gets_stock_nbgraders_grades(both, tmp_path, mon
     from grader.judging import reference
 
     lesson, probes_file = lessons()[0], reference.probes_file
-    missing = tmp_path / "none" / "probes.py"
+    missing = tmp_path / "probes.py"  # its folder is there, the probes are not
 
     def without(name):
         return missing if name == lesson else probes_file(name)

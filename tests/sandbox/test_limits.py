@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 from cgroup_host import Offer, offered
-from integrity_tools import FULL_MARKS, LESSON, new_course, solution_with, submit
+from integrity_tools import FULL_MARKS, LESSON, autograded, new_course, solution_with, submit
 
 from grader.cli import main
+from grader.commands.export import grade_rows
 from grader.grading.results import scores_of
 from grader.sandbox.outside import cgroups
 from grader.sandbox.outside.isolation import detect_protections
@@ -52,6 +53,13 @@ for offset in range(0, size, mmap.PAGESIZE):
 """
 
 
+def exercise_scores(course, student: str) -> dict:
+    """The student's score per exercise, as the gradebook holds it."""
+    header, rows = grade_rows(course)
+    (row,) = [r for r in rows if (r["assignment"], r["student_id"]) == (LESSON, student)]
+    return {column: row.get(column) for column in header[header.index("verdicts") + 1 :]}
+
+
 def _grade(course, student: str, *flags: str):
     args = ["autograde", LESSON, "--course-dir", str(course.root), "--student", student, "--force"]
     assert main([*args, "--jobs", "1", *flags]) == 0
@@ -70,12 +78,23 @@ def course(tmp_path_factory):
     return course
 
 
-def test_cell_timeout_reaches_the_sandbox(course):
-    """A cell sleeping 8 s passes under the default 30 s limit and times out under 3 s."""
-    assert _grade(course, "sleeps").outcome == "graded"
+def test_a_stuck_cell_costs_its_exercise_as_in_stock_nbgrader(course):
+    """A first answer cell sleeping 8 s passes under the default 30 s limit. Under 3 s it is
+    interrupted (KeyboardInterrupt, as nbgrader's kernel is on a cell timeout) and the rest of
+    the notebook runs: that exercise earns nothing, every other keeps its points, and stock
+    nbgrader, given the same limit, gives the same score per exercise."""
+    assert _grade(course, "sleeps").score == FULL_MARKS
     limited = _grade(course, "sleeps", "--cell-timeout", "3")
-    assert (limited.outcome, limited.score) == ("timed out", 0), limited.detail
-    assert "the cell time limit" in limited.detail
+    assert limited.outcome == "graded", limited.detail
+    assert 0 < limited.score < FULL_MARKS
+    nb = autograded(course, "sleeps")
+    first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    assert [o.get("ename") for o in first.outputs if o.output_type == "error"] == [
+        "KeyboardInterrupt"
+    ]
+    fast = exercise_scores(course, "sleeps")
+    stock = _grade(course, "sleeps", "--cell-timeout", "3", "--engine", "nbgrader")
+    assert (stock.score, exercise_scores(course, "sleeps")) == (limited.score, fast)
 
 
 def test_notebook_timeout_reaches_the_sandbox(course):

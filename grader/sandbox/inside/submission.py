@@ -33,6 +33,20 @@ def _prepare_folder(files: dict) -> None:
                 handle.write(bytes.fromhex(text))
 
 
+@contextlib.contextmanager
+def interrupted_after(seconds: float):
+    """Interrupt the code that runs longer than `seconds` (KeyboardInterrupt), as nbgrader's
+    kernel is interrupted on a cell timeout: the cell fails and the notebook goes on. A
+    submission that turns the alarm off only loses that: the grading process's limits stand."""
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd) -> None:
     """In the fork: isolate, then wait for the submission's pipes on `pipes`; limit, then run
     every code cell, reporting each one."""
@@ -55,16 +69,22 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
 
     probes = request.get("probes") or {"at": {}}
     loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
+    seconds = limits["cell_seconds"]
     for index, source in request["cells"]:
         wire.send(report_fd, Kind.START, cell=index)
-        outputs, count, _ = runner.run(source)
+        try:
+            with interrupted_after(seconds):
+                outputs, count, _ = runner.run(source)
+        except KeyboardInterrupt:  # the alarm rang after the cell's end, before it was disarmed
+            outputs, count = runner.outputs.items, None
         truncated = runner.outputs.truncated
         wire.send(
             report_fd, Kind.CELL, cell=index, outputs=outputs, count=count, truncated=truncated
         )
         grade_id = probes["at"].get(str(index))
         if grade_id in loaded:
-            seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
+            with interrupted_after(seconds):  # run_probe reports the interruption as an error
+                seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
             wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
     wire.send(report_fd, Kind.FINISHED)
 

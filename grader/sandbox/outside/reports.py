@@ -17,6 +17,8 @@ from grader.sandbox.outside.isolation import Limits
 from grader.sandbox.wire import MAX_OUTPUTS, Kind
 from grader.timings import Timings
 
+CELL_GRACE = 2.0  # seconds the submission's own interruption of a cell is given to arrive
+
 
 @dataclass
 class RunReport:
@@ -24,6 +26,7 @@ class RunReport:
 
     outcome: Outcome = Outcome.GRADED
     detail: str = ""
+    where: int | None = None  # the cell the detail happened in (an index into the notebook)
     cells: dict[int, dict] = field(default_factory=dict)
     probes: dict[str, list] = field(default_factory=dict)
     timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
@@ -49,13 +52,18 @@ class ReportWatch:
         watched = [reports, control]
         while not self.finished:
             notebook_end = started + limits.notebook_seconds
-            deadline = min(notebook_end, cell_started + limits.cell_seconds, grace or notebook_end)
+            # the submission's process interrupts a cell, then its probe, each at cell_seconds
+            cell_end = cell_started + 2 * limits.cell_seconds + CELL_GRACE
+            deadline = min(notebook_end, cell_end, grace or notebook_end)
             now = time.monotonic()
             if now >= deadline:
                 if exited is None:
                     which = "notebook" if deadline == notebook_end else "cell"
                     report.outcome = Outcome.TIMED_OUT
-                    report.detail = f"the {which} time limit was reached in cell {self.current}"
+                    report.detail, report.where = (
+                        f"the {which} time limit was reached",
+                        self.current,
+                    )
                 break
             ready, _, _ = select.select(watched, [], [], deadline - now)
             if control in ready:
@@ -91,7 +99,7 @@ class ReportWatch:
                     cell_started = now
         if not self.finished and report.outcome == Outcome.GRADED:
             report.outcome = Outcome.KERNEL_DIED
-            report.detail = f"{exited or 'the process ended'} in cell {self.current}"
+            report.detail, report.where = exited or "the process ended", self.current
         return report
 
     def _take(self, message: dict) -> str | None:
@@ -110,7 +118,8 @@ class ReportWatch:
             raw = message.get("outputs")
             if isinstance(raw, list) and len(raw) > MAX_OUTPUTS:
                 self.report.outcome = Outcome.OUTPUT_LIMIT
-                self.report.detail = f"more than {MAX_OUTPUTS} outputs in cell {self.current}"
+                self.report.detail = f"more than {MAX_OUTPUTS} outputs"
+                self.report.where = self.current
             self.written += written_size(raw, self.budget - self.written)
             if self.written > self.budget:  # what it would take once written as a notebook
                 self.report.outcome = Outcome.OUTPUT_LIMIT
@@ -123,9 +132,8 @@ class ReportWatch:
             self.expect_probe = self.probes_at.get(str(self.current))
             if message.get("truncated") is True:
                 self.report.outcome = Outcome.OUTPUT_LIMIT
-                self.report.detail = (
-                    f"output over {self.limits.output_bytes} bytes was cut in cell {self.current}"
-                )
+                self.report.detail = f"output over {self.limits.output_bytes} bytes was cut"
+                self.report.where = self.current
         elif kind == Kind.PROBE:
             if self.expect_probe is None or message.get("test") != self.expect_probe:
                 return "a test's report out of turn"
