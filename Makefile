@@ -53,8 +53,8 @@ instructor: $(STAMP)  ## JupyterLab with the formgrader on COURSE (default: the 
 release: $(STAMP)  ## regenerate notebooks/ from solutions/
 	$(BIN)/python -m grader release
 
-outputs: $(STAMP)  ## re-run the solutions and store their outputs (then review the diff)
-	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --allow-errors solutions/*/*.ipynb
+outputs: $(STAMP)  ## re-run the lessons whose code changed (or LESSONS=...) and store their outputs
+	$(BIN)/python -m grader outputs $(LESSONS)
 
 format: $(STAMP)
 	$(BIN)/ruff format conftest.py grader tests benchmarks solutions/*/probes.py

@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 from grader.commands.release import ReleaseError
-from grader.course import Course, CourseError, known_lessons, lessons
+from grader.course import Course, CourseError, known_lessons, lessons, solution_notebook
 from grader.safe_output.text import terminal_safe
 
 COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
@@ -30,6 +30,18 @@ def _release(args) -> int:
 
     for path in release(args.lessons or None):
         print(f"wrote {path}")
+    return 0
+
+
+def _outputs(args) -> int:
+    from grader.commands.outputs import store_outputs
+
+    chosen = known_lessons(args.lessons) if args.lessons else lessons()
+    paths = [solution_notebook(lesson) for lesson in chosen]
+    written = store_outputs(paths, force=bool(args.lessons) or args.all)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"{len(written)} of {len(paths)} lessons run; the others' code has not changed")
     return 0
 
 
@@ -145,6 +157,10 @@ def parser() -> argparse.ArgumentParser:
 
     rel = command("release", _release, "regenerate notebooks/ from solutions/")
     rel.add_argument("lessons", nargs="*", help="lesson ids (default: all)")
+
+    out = command("outputs", _outputs, "re-run solutions whose code changed; store their outputs")
+    out.add_argument("lessons", nargs="*", help="lesson ids to run whatever changed")
+    out.add_argument("--all", action="store_true", help="run every lesson")
 
     col = command("collect", _collect, "bring in submissions from a folder or zip export")
     col.add_argument("source", type=Path)
