@@ -16,7 +16,7 @@ export PATH := $(BIN):$(PATH)
 # The instructor's JupyterLab opens this course folder (the demo course unless COURSE is given).
 COURSE ?= build/demo
 
-.PHONY: install demo test portability lab instructor release outputs format lint clean
+.PHONY: install demo test portability check lab instructor release outputs format lint clean
 
 install: $(STAMP)
 
@@ -55,6 +55,9 @@ release: $(STAMP)  ## regenerate notebooks/ from solutions/
 
 outputs: $(STAMP)  ## re-run the lessons whose code changed (or LESSONS=...) and store their outputs
 	$(BIN)/python -m grader outputs $(LESSONS)
+
+check: $(STAMP)  ## check LESSONS=... before release: outputs, solution, blank, wrong and right answers
+	$(BIN)/python -m grader check $(LESSONS)
 
 format: $(STAMP)
 	$(BIN)/ruff format conftest.py grader tests benchmarks solutions/*/probes.py

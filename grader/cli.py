@@ -45,6 +45,12 @@ def _outputs(args) -> int:
     return 0
 
 
+def _check(args) -> int:
+    from grader.commands.check import check
+
+    return check(known_lessons(args.lessons))
+
+
 def _collect(args) -> int:
     from grader.commands.collect import collect
 
@@ -161,6 +167,9 @@ def parser() -> argparse.ArgumentParser:
     out = command("outputs", _outputs, "re-run solutions whose code changed; store their outputs")
     out.add_argument("lessons", nargs="*", help="lesson ids to run whatever changed")
     out.add_argument("--all", action="store_true", help="run every lesson")
+
+    chk = command("check", _check, "check lessons before release (solution, blank, wrong answers)")
+    chk.add_argument("lessons", nargs="+", help="lesson ids")
 
     col = command("collect", _collect, "bring in submissions from a folder or zip export")
     col.add_argument("source", type=Path)

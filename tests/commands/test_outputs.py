@@ -51,3 +51,27 @@ def test_every_lessons_outputs_were_stored_from_its_code_as_it_is():
         if nb.metadata.get(DIGEST_KEY) != code_digest(nb):
             stale.append(lesson)
     assert stale == []
+
+
+def test_check_runs_each_of_a_lessons_checks_and_only_that_lessons(monkeypatch):
+    """`grader check L` runs L's strict nbval and its validation, curriculum, wrong-answer,
+    alternative-answer, how-rule and fresh-output tests, selected by its id; pytest's status is
+    the command's."""
+    import subprocess
+
+    from grader.cli import main
+    from grader.commands import check
+
+    ran = []
+
+    def run(command, cwd):
+        ran.append(command)
+        return subprocess.CompletedProcess(command, 3)
+
+    monkeypatch.setattr(check.subprocess, "run", run)
+    assert main(["check", "02_grad_fn_and_the_graph"]) == 3
+    (command,) = ran
+    assert "solutions/02_grad_fn_and_the_graph/02_grad_fn_and_the_graph.ipynb" in command
+    assert all(test in command for test in check.TESTS)
+    selected = command[command.index("-k") + 1]
+    assert selected == "02_grad_fn_and_the_graph or every_lessons_outputs"
