@@ -64,6 +64,7 @@ def _collect(args) -> int:
 
 
 def _autograde(args) -> int:
+    from grader.commands.init import ensure_entered
     from grader.commands.score_table import score_table
     from grader.grading.class_run import autograde
     from grader.judging.reference import IN_PROCESS, verdicts_of
@@ -73,6 +74,8 @@ def _autograde(args) -> int:
         raise CourseError("name the lessons to grade, or give --all")
     chosen = lessons() if args.all else known_lessons(args.lessons)
     course = Course.at(args.course_dir)
+    for lesson in ensure_entered(course, chosen):
+        print(f"entered {lesson} in the course's gradebook (new since the course was made)")
     limits = Limits(
         cell_seconds=args.cell_timeout,
         notebook_seconds=args.notebook_timeout,

@@ -63,6 +63,16 @@ def enter_lessons(course: Course, selected: list[str]) -> None:
             raise RuntimeError(f"could not enter {lesson} in {course.root}:\n{result.get('error')}")
 
 
+def ensure_entered(course: Course, selected: list[str]) -> list[str]:
+    """Enter those of `selected` that the course's gradebook does not hold yet (a lesson added to
+    the kit after the course was made); the ones entered."""
+    with course.api().gradebook as gb:
+        held = {assignment.name for assignment in gb.assignments}
+    missing = [lesson for lesson in selected if lesson not in held]
+    enter_lessons(course, missing)
+    return missing
+
+
 def enter_roster(course: Course, roster: Path) -> list[str]:
     """Add the students listed in the CSV `roster` to the course's gradebook."""
     with open(roster, newline="") as handle:

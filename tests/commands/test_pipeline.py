@@ -316,3 +316,18 @@ def test_feedback_tells_an_untouched_exercise_it_has_no_response(demo):
     text = html.unescape((out / f"feedback/carol/{lesson}/{lesson}.html").read_text())
     assert "Comments:</b> <p>No response.</p>" in text
     assert text.count("Score: 0 / 2\n" + CELL_FAILED) == 3
+
+
+def test_autograde_enters_a_lesson_added_after_the_course_was_made(tmp_path, capsys):
+    """A lesson the course's gradebook does not hold yet (added to the kit after `grader init`)
+    is entered when it is graded, instead of failing with nbgrader's "No such assignment"."""
+    from grader.cli import main
+
+    course = init_course(tmp_path / "course")
+    newest = lessons()[-1]
+    with course.api().gradebook as gb:
+        gb.remove_assignment(newest)
+    assert main(["autograde", newest, "--course-dir", str(course.root)]) == 0
+    assert f"entered {newest}" in capsys.readouterr().out
+    with course.api().gradebook as gb:
+        assert sorted(a.name for a in gb.assignments) == lessons()
