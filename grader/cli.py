@@ -28,6 +28,15 @@ def _init(args) -> int:
 def _release(args) -> int:
     from grader.commands.release import release
 
+    if args.course_dir is not None:  # the course's own assignments, as nbgrader releases them
+        from grader.commands.init import enter_lessons
+
+        course = Course.at(args.course_dir)
+        chosen = course.known(args.lessons) if args.lessons else course.lessons
+        enter_lessons(course, chosen)
+        for lesson in chosen:
+            print(f"released {lesson} to {course.root / 'release' / lesson}")
+        return 0
     for path in release(args.lessons or None):
         print(f"wrote {path}")
     return 0
@@ -72,8 +81,8 @@ def _autograde(args) -> int:
 
     if args.all == bool(args.lessons):
         raise CourseError("name the lessons to grade, or give --all")
-    chosen = lessons() if args.all else known_lessons(args.lessons)
     course = Course.at(args.course_dir)
+    chosen = course.lessons if args.all else course.known(args.lessons)
     for lesson in ensure_entered(course, chosen):
         print(f"entered {lesson} in the course's gradebook (new since the course was made)")
     limits = Limits(
@@ -105,8 +114,8 @@ def _autograde(args) -> int:
 def _feedback(args) -> int:
     from grader.commands.feedback import generate_feedback
 
-    known_lessons([args.lesson])
     course = Course.at(args.course_dir)
+    course.known([args.lesson])
     run = generate_feedback(course, args.lesson)
     for path in run.pages:
         print(terminal_safe(f"wrote {path}"))
@@ -164,8 +173,15 @@ def parser() -> argparse.ArgumentParser:
         "--db-url", help="gradebook database URL (default: sqlite gradebook.db in the folder)"
     )
 
-    rel = command("release", _release, "regenerate notebooks/ from solutions/")
-    rel.add_argument("lessons", nargs="*", help="lesson ids (default: all)")
+    rel = command(
+        "release", _release, "regenerate notebooks/ from solutions/, or release a course's own"
+    )
+    rel.add_argument("lessons", nargs="*", help="lesson or assignment ids (default: all)")
+    rel.add_argument(
+        "--course-dir",
+        type=Path,
+        help="release these assignments of this course (its source/<id>/) into its release/",
+    )
 
     out = command("outputs", _outputs, "re-run solutions whose code changed; store their outputs")
     out.add_argument("lessons", nargs="*", help="lesson ids to run whatever changed")

@@ -18,6 +18,7 @@ from grader.cells import is_lesson_code, is_test
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO_ROOT / "solutions"
 NOTEBOOKS = REPO_ROOT / "notebooks"
+OWN_SOURCE = "source"  # a course's assignments, beside the kit's lessons linked in
 EXAMPLE_CLASS = REPO_ROOT / "example_class"
 
 # The course's repository, written here only: the lessons' Colab links (README and each notebook's
@@ -149,9 +150,9 @@ class CourseError(RuntimeError):
 class NoSuchLesson(CourseError):
     """A lesson id that is not one of the repository's lessons."""
 
-    def __init__(self, unknown: list[str]):
-        known = ", ".join(lessons())
-        super().__init__(f"no such lesson: {', '.join(unknown)} (known: {known})")
+    def __init__(self, unknown: list[str], known: list[str] | None = None):
+        known_text = ", ".join(lessons() if known is None else known)
+        super().__init__(f"no such lesson: {', '.join(unknown)} (known: {known_text})")
 
 
 def known_lessons(names: list[str]) -> list[str]:
@@ -183,9 +184,33 @@ class Course:
         return cls(Path.cwd().resolve() if is_course(Path.cwd()) else REPO_ROOT)
 
     @property
+    def source(self) -> Path:
+        """Where nbgrader finds the course's assignments: its `source/` folder (the kit's lessons
+        linked in by `grader init`, beside the instructor's own), or, for a course made before
+        it had one, the repository's solutions."""
+        own = self.root / OWN_SOURCE
+        return own if own.is_dir() else SOLUTIONS
+
+    @property
     def lessons(self) -> list[str]:
-        """The lessons this course grades: the repository's."""
-        return lessons()
+        """What this course grades: the repository's lessons, then the instructor's own
+        assignments in `source/<id>/<id>.ipynb`."""
+        kit = lessons()
+        if self.source == SOLUTIONS:
+            return kit
+        own = sorted(
+            folder.name
+            for folder in self.source.iterdir()
+            if folder.is_dir() and (folder / f"{folder.name}.ipynb").is_file()
+        )
+        return kit + [name for name in own if name not in kit]
+
+    def known(self, names: list[str]) -> list[str]:
+        """`names`, once each is one of the course's lessons or assignments."""
+        unknown = [name for name in names if name not in self.lessons]
+        if unknown:
+            raise NoSuchLesson(unknown, self.lessons)
+        return names
 
     def config(self, **overrides: dict):
         """The course's nbgrader configuration (a traitlets `Config`), with `overrides`
@@ -195,7 +220,7 @@ class Course:
         home = self.root if is_course(self.root) else REPO_ROOT
         config = PyFileConfigLoader("nbgrader_config.py", path=str(home)).load_config()
         config.CourseDirectory.root = str(self.root.resolve())
-        config.CourseDirectory.source_directory = str(SOLUTIONS)
+        config.CourseDirectory.source_directory = str(self.source)
         for section, values in overrides.items():
             for key, value in values.items():
                 config[section][key] = value

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from grader.compat import UTC
-from grader.course import Course, known_lessons, lessons
+from grader.course import Course, lessons
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@-]*$")
 
@@ -67,18 +67,22 @@ def read_export(source: Path) -> Iterator[Incoming]:
                 yield Incoming(Path(info.filename).name, modified, archive.read(info))
 
 
-def identify(name: str, only_lesson: str | None = None) -> tuple[str, str] | str:
-    """(student, lesson) named by a file name, or the reason it names none."""
+def identify(
+    name: str, only_lesson: str | None = None, known: list[str] | None = None
+) -> tuple[str, str] | str:
+    """(student, lesson) named by a file name, or the reason it names none; `known`: the
+    course's lessons and assignments (default: the kit's lessons)."""
     if not name.endswith(".ipynb"):
         return "not a notebook (.ipynb)"
     stem = name[: -len(".ipynb")]
-    named = [lesson for lesson in lessons() if lesson in stem]
+    known = lessons() if known is None else known
+    named = [lesson for lesson in known if lesson in stem]
     if only_lesson and named and only_lesson not in named:
         return f"is a submission of {named[0]}, not {only_lesson}"
     lesson = named[0] if named else only_lesson
     if lesson is None:
-        close = difflib.get_close_matches(stem.split("_", 1)[-1], lessons(), n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(lessons())})"
+        close = difflib.get_close_matches(stem.split("_", 1)[-1], known, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(known)})"
         return f"names no lesson{hint}"
     student = stem.split(lesson)[0].strip("_- ").split("_")[0] if named else stem.split("_")[0]
     if not STUDENT_ID.match(student):
@@ -89,13 +93,13 @@ def identify(name: str, only_lesson: str | None = None) -> tuple[str, str] | str
 def collect(source: Path, course: Course, lesson: str | None = None):
     """Place every submission found in `source` into the course; return (placed, rejected)."""
     if lesson is not None:
-        known_lessons([lesson])
+        course.known([lesson])
     with course.api().gradebook as gb:
         roster = {s.id for s in gb.students}
     chosen: dict[tuple[str, str], Incoming] = {}
     rejected: list[Rejected] = []
     for item in read_export(source):
-        found = identify(item.name, lesson)
+        found = identify(item.name, lesson, course.lessons)
         if isinstance(found, str):
             rejected.append(Rejected(item.name, found))
         elif roster and found[0] not in roster:

@@ -3,7 +3,7 @@
 import csv
 from pathlib import Path
 
-from grader.course import REPO_ROOT, Course, lessons
+from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, lessons
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -15,7 +15,7 @@ from grader.safe_output.feedback_steps import use_safe_feedback  # noqa: E402
 
 use_safe_feedback(c)
 c.CourseDirectory.root = {root!r}
-c.CourseDirectory.source_directory = {solutions!r}
+c.CourseDirectory.source_directory = {source!r}
 c.CourseDirectory.release_directory = "release"
 """
 DB_URL_LINE = "c.CourseDirectory.db_url = {db_url!r}\n"
@@ -41,10 +41,11 @@ def init_course(
         CONFIG_TEMPLATE.format(
             repo_config=str(REPO_ROOT / "nbgrader_config.py"),
             root=str(folder),
-            solutions=str(REPO_ROOT / "solutions"),
+            source=str(folder / OWN_SOURCE),
         )
         + (DB_URL_LINE.format(db_url=db_url) if db_url else "")
     )
+    _link_lessons(folder / OWN_SOURCE)
     course = Course(folder)
     enter_lessons(course, lessons())
     if roster is not None:
@@ -52,6 +53,16 @@ def init_course(
     if due_dates is not None:
         enter_due_dates(course, due_dates)
     return course
+
+
+def _link_lessons(source: Path) -> None:
+    """The course's source folder, with a link to each of the kit's lessons (the instructor's
+    own assignments go beside them, as nbgrader's source/<assignment>/)."""
+    source.mkdir(exist_ok=True)
+    for lesson in lessons():
+        link = source / lesson
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(SOLUTIONS / lesson, target_is_directory=True)
 
 
 def enter_lessons(course: Course, selected: list[str]) -> None:

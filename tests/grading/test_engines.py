@@ -164,3 +164,80 @@ def test_a_lesson_without_probes_gets_stock_nbgraders_grades(both, tmp_path, mon
         row.pop("verdicts")
     assert fast == stock
     assert len({row["raw_score"] for row in fast.values()}) > 1  # right, wrong and blank work
+
+
+def _own_assignment(source):
+    """An instructor's own nbgrader assignment with a data file: no probes, two exercises."""
+    cell = nbformat.v4.new_code_cell
+    meta = {"schema_version": 3, "locked": False, "task": False}
+
+    def answer(grade_id, text):
+        made = cell(text)
+        made.metadata["nbgrader"] = {**meta, "grade": False, "solution": True, "grade_id": grade_id}
+        return made
+
+    def test(grade_id, text, points):
+        made = cell(text)
+        made.metadata["nbgrader"] = {
+            **meta, "grade": True, "solution": False, "locked": True,
+            "grade_id": grade_id, "points": points,
+        }  # fmt: skip
+        return made
+
+    solved = "\n    ### BEGIN SOLUTION\n    {}\n    ### END SOLUTION"
+    hidden = "\n### BEGIN HIDDEN TESTS\n{}\n### END HIDDEN TESTS"
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# Problem set 1"),
+            cell("rows = open('data.csv').read().split()"),
+            answer("square", "def square(x):" + solved.format("return x * x")),
+            test(
+                "test_square", "assert square(3) == 9" + hidden.format("assert square(-2) == 4"), 2
+            ),
+            answer("total", "def total():" + solved.format("return sum(map(int, rows))")),
+            test("test_total", "assert total() == 6", 3),
+        ]
+    )
+    (source / "ps1").mkdir(parents=True)
+    nbformat.write(nb, source / "ps1" / "ps1.ipynb")
+    (source / "ps1" / "data.csv").write_text("1\n2\n3\n")
+
+
+def test_an_instructors_own_assignment_is_released_and_graded_as_stock_nbgrader_grades_it(
+    tmp_path,
+):
+    """An assignment of the instructor's own in the course's source/ (a data file beside it, no
+    probes), released with `grader release --course-dir` and graded with the default engine,
+    gets stock nbgrader's score for every exercise."""
+    from grader.cli import main
+
+    answers = {
+        "ann": {
+            "square": "def square(x):\n    return x * x",
+            "total": "def total():\n    return 6",
+        },
+        "ben": {"square": "def square(x):\n    return 9", "total": "def total():\n    return 6"},
+        "cat": {},
+    }
+    grades = {}
+    for engine in ("fast", "nbgrader"):
+        course = init_course(tmp_path / engine)
+        _own_assignment(course.root / "source")
+        assert main(["release", "ps1", "--course-dir", str(course.root)]) == 0
+        released = course.root / "release" / "ps1"
+        assert (released / "data.csv").is_file()
+        for student, mine in answers.items():
+            nb = nbformat.read(released / "ps1.ipynb", as_version=4)
+            for cell in nb.cells:
+                if cell.metadata.get("nbgrader", {}).get("grade_id") in mine:
+                    cell.source = mine[cell.metadata["nbgrader"]["grade_id"]]
+            folder = course.root / "submitted" / student / "ps1"
+            folder.mkdir(parents=True)
+            nbformat.write(nb, folder / "ps1.ipynb")
+            (folder / "data.csv").write_text("1\n2\n3\n")
+        args = ["autograde", "ps1", "--course-dir", str(course.root), "--engine", engine]
+        assert main(args) == 0
+        grades[engine] = {k: v for k, v in _grades(course).items() if k[0] == "ps1"}
+    assert grades["fast"] == grades["nbgrader"]
+    scores = {student: row["raw_score"] for (_, student), row in grades["fast"].items()}
+    assert scores == {"ann": 5.0, "ben": 3.0, "cat": 0.0}
