@@ -36,7 +36,7 @@ def _environment() -> Path:
     return python
 
 
-def _wheel(folder: Path) -> Path:
+def build_wheel(folder: Path) -> Path:
     """A wheel of this checkout, built from a copy (the build leaves the checkout as it is)."""
     source = folder / "source"
     source.mkdir()
@@ -46,7 +46,7 @@ def _wheel(folder: Path) -> Path:
         REPO / "grader", source / "grader", ignore=shutil.ignore_patterns("__pycache__")
     )
     build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*build, "-w", folder, source], check=True)
+    subprocess.run([*build, "-w", folder, source], check=True, capture_output=True)
     (wheel,) = folder.glob("*.whl")
     return wheel
 
@@ -60,7 +60,7 @@ def main() -> int:
     python = _environment()
     before = _torch_version(python)
     with tempfile.TemporaryDirectory() as folder:
-        wheel = _wheel(Path(folder))
+        wheel = build_wheel(Path(folder))
         _pip(python, str(wheel))  # as a student would: the package and what it needs
         _pip(python, "--no-deps", "--force-reinstall", str(wheel))  # this checkout's code
     after = _torch_version(python)

@@ -5,7 +5,6 @@ environment.yml gives Binder the students' part of those pins, with the CPU buil
 import email
 import json
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,6 +14,7 @@ import tomllib
 import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
+from portability.other_torch import build_wheel
 
 from grader.course import REPO_ROOT
 
@@ -109,16 +109,7 @@ def test_the_wheel_admits_python_310_to_313_and_any_torch_from_24(tmp_path):
     """Read from the built wheel's metadata, as pip reads it: Python 3.10 to 3.13 and torch 2.4
     onward (CPU or CUDA builds, today's included) for the student install; the grading stack only
     under the extras."""
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO_ROOT / name, source)
-    shutil.copytree(
-        REPO_ROOT / "grader", source / "grader", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*pip, "-w", tmp_path, source], check=True, capture_output=True)
-    (wheel,) = tmp_path.glob("*.whl")
+    wheel = build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         metadata = email.message_from_bytes(archive.read(name))
