@@ -768,30 +768,27 @@ def _makes_a_leaf(node: ast.Assign) -> bool:
     True`: the names assigned are leaves of the function's own."""
     if any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets):
         return True
-    return any(
-        isinstance(n, ast.Call)
-        and (
-            _called(n.func) == "requires_grad_"
-            or any(kw.arg == "requires_grad" for kw in n.keywords)
-        )
-        for n in ast.walk(node.value)
-    )
+    return _holds_a_new_leaf(node.value)
 
 
 def _collects_a_leaf(node: ast.AST) -> bool:
     """`leaves.append(…requires_grad_())`: a container the function keeps its leaves in."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return False
-    if node.func.attr not in {"append", "extend", "insert"}:
-        return False
+    appends = node.func.attr in {"append", "extend", "insert"}
+    return appends and any(_holds_a_new_leaf(argument) for argument in node.args)
+
+
+def _holds_a_new_leaf(expression: ast.AST) -> bool:
+    """Whether the expression makes a tensor require gradients (`requires_grad_()`,
+    `requires_grad=True`)."""
     return any(
         isinstance(n, ast.Call)
         and (
             _called(n.func) == "requires_grad_"
             or any(kw.arg == "requires_grad" for kw in n.keywords)
         )
-        for a in node.args
-        for n in ast.walk(a)
+        for n in ast.walk(expression)
     )
 
 
