@@ -70,42 +70,6 @@ def setup_cell_source() -> str:
     )
 
 
-def with_colab_cells(nb, lesson: str) -> bool:
-    """Bring a lesson notebook's Colab cells in step with REPOSITORY_URL: the badge in its first
-    markdown cell (below the title), and the setup cell as its first code cell, right after that
-    markdown cell (inserted, it takes execution count 1 when the notebook has counts, and the
-    cells after it count on from there, as a fresh run numbers them). Whether `nb` changed."""
-    text = next(c for c in nb.cells if c.cell_type == "markdown")
-    lines = text.source.split("\n")
-    badge = colab_badge(lesson)
-    found = [i for i, line in enumerate(lines) if line.startswith("[![Open In Colab]")]
-    if found:
-        lines[found[0]] = badge
-        source = "\n".join(lines)
-    else:
-        title, _, rest = text.source.partition("\n")
-        source = "\n\n".join(part for part in (title, badge, rest.lstrip("\n")) if part)
-    changed = source != text.source
-    text.source = source
-
-    code = next((c for c in nb.cells if c.cell_type == "code"), None)
-    if code is not None and (code.get("id") == SETUP_CELL_ID or code.source == setup_cell_source()):
-        changed |= code.source != setup_cell_source()
-        code.source = setup_cell_source()
-        return changed
-    counted = any(c.get("execution_count") for c in nb.cells if c.cell_type == "code")
-    for cell in nb.cells:
-        if cell.cell_type == "code" and isinstance(cell.get("execution_count"), int):
-            cell.execution_count += 1
-            for output in cell.outputs:
-                if isinstance(output.get("execution_count"), int):
-                    output.execution_count += 1
-    setup = nbformat.v4.new_code_cell(setup_cell_source(), id=SETUP_CELL_ID)
-    setup.execution_count = 1 if counted else None
-    nb.cells.insert(nb.cells.index(text) + 1, setup)
-    return True
-
-
 def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
     """The released lessons' code (no solutions in it): the lesson cells among and after the
     exercises, which every submission's fork runs, and each lesson's code cells before its

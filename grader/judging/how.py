@@ -375,10 +375,11 @@ def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
         )
     if rule.how == WITH_A_HOOK and not _attribute_names(statements) & HOOK_ATTRIBUTES:
         return "the exercise asks for a hook, but the code registers none: use register_hook"
-    if rule.how == AS_WRITTEN and _writes_a_gradient(statements):
+    own_gradient = _writes_a_gradient(statements) if rule.how == AS_WRITTEN else None
+    if own_gradient:
         return (
             "the exercise asks for torch operations that autograd differentiates as written, "
-            f"but the code {_writes_a_gradient(statements)}: build the result from torch "
+            f"but the code {own_gradient}: build the result from torch "
             "operations on the input alone, and let autograd work out its gradient"
         )
     optimizers = _optimizers(statements)

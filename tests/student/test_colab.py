@@ -11,6 +11,7 @@ import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
 from grader.cells import is_lesson_code
+from grader.commands.release import with_colab_cells
 from grader.course import (
     REPO_ROOT,
     REPOSITORY_URL,
@@ -21,7 +22,6 @@ from grader.course import (
     setup_cell_source,
     solution_notebook,
     student_notebook,
-    with_colab_cells,
 )
 
 COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^)\s]+")
