@@ -60,6 +60,8 @@ INTERNAL_MODULES = {
     "code", "codeop", "IPython", "ipykernel", "pyseccomp", "faulthandler", "tracemalloc",
     # a thread of its own runs with autograd on, whatever grad mode the caller set
     "threading", "_thread", "concurrent", "multiprocessing",
+    # frames by another way: traceback.walk_stack, a debugger's view of a frame's locals
+    "traceback", "pdb", "bdb",
 }  # fmt: skip
 INTERNAL_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
 INTERNAL_ATTRIBUTES = {
@@ -69,7 +71,8 @@ INTERNAL_ATTRIBUTES = {
     "__func__", "__wrapped__", "__traceback__", "__loader__", "__spec__",
     # frames and code objects
     "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next",
-    "gi_frame", "cr_frame", "ag_frame", "co_consts", "co_code", "co_names",
+    "gi_frame", "cr_frame", "ag_frame", "co_consts", "co_code", "co_names", "walk_stack",
+    "walk_tb", "curframe", "curframe_locals", "botframe",
     # the interpreter's and torch's own machinery
     "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "meta_path",
     "path_hooks", "_C", "_execution_engine", "attrgetter", "methodcaller",

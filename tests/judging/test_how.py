@@ -114,6 +114,11 @@ def test_a_using_autograd_answer_with_no_autograd_and_a_hook_answer_with_no_hook
 INTERNALS = {
     "gc": "import gc\n",
     "frames": "import sys\n_frame = sys._getframe(1)\n",
+    "frames through traceback and a debugger": "import traceback, pdb\n"
+    "for _frame, _ in traceback.walk_stack(None):\n"
+    "    _p = pdb.Pdb()\n    _p.setup(_frame, None)\n    _seen = _p.curframe_locals\n",
+    "frames through a traceback module imported by another name": "from traceback import "
+    "walk_stack as _w\n",
     "sys.modules": "import sys\n_autograd = sys.modules['torch.autograd']\n",
     "the probe's counter reset": "def _reset(f):\n    f.__defaults__ = (None, [])\n",
     "a computed name on torch": "_g = getattr(torch, 'auto' + 'grad')\n",
