@@ -65,7 +65,8 @@ def _collect(args) -> int:
 
     placed, rejected = collect(args.source, Course.at(args.course_dir), args.lesson)
     for item in placed:
-        print(terminal_safe(f"placed   {item.name} -> {item.student}/{item.lesson} ({item.note})"))
+        where = f"{item.student}/{item.lesson}/{item.notebook}"
+        print(terminal_safe(f"placed   {item.name} -> {where} ({item.note})"))
     for item in rejected:
         print(terminal_safe(f"rejected {item.name}: {item.reason}"))
     print(f"{len(placed)} placed, {len(rejected)} rejected")

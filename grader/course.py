@@ -158,16 +158,23 @@ class Course:
     @property
     def lessons(self) -> list[str]:
         """What this course grades: the repository's lessons, then the instructor's own
-        assignments in `source/<id>/<id>.ipynb`."""
+        assignments, each a folder of one or more notebooks in `source/`."""
         kit = lessons()
         if self.source == SOLUTIONS:
             return kit
         own = sorted(
             folder.name
             for folder in self.source.iterdir()
-            if folder.is_dir() and (folder / f"{folder.name}.ipynb").is_file()
+            if folder.is_dir() and any(folder.glob("*.ipynb"))
         )
         return kit + [name for name in own if name not in kit]
+
+    def notebooks(self, assignment: str) -> list[str]:
+        """The names (without .ipynb) of an assignment's notebooks, sorted as nbgrader grades
+        them: a lesson's one notebook, or every notebook in the assignment's source folder."""
+        if assignment in lessons():
+            return [assignment]
+        return sorted(path.stem for path in (self.source / assignment).glob("*.ipynb"))
 
     def known(self, names: list[str]) -> list[str]:
         """`names`, once each is one of the course's lessons or assignments."""

@@ -38,6 +38,7 @@ class Placed:
     student: str
     lesson: str
     note: str
+    notebook: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,16 +91,28 @@ def identify(
     return student, lesson
 
 
+def which_notebook(name: str, lesson: str, notebooks: list[str]) -> str | None:
+    """The notebook of `lesson` a file name holds: its only one, else the one the name ends
+    with (after the lesson's name, if it is there); None if it names none."""
+    if len(notebooks) == 1:
+        return notebooks[0]
+    stem = name.removesuffix(".ipynb").split(lesson)[-1]
+    named = [notebook for notebook in notebooks if stem.endswith(notebook)]
+    return max(named, key=len) if named else None
+
+
 def collect(source: Path, course: Course, lesson: str | None = None):
     """Place every submission found in `source` into the course; return (placed, rejected)."""
     if lesson is not None:
         course.known([lesson])
     with course.api().gradebook as gb:
         roster = {s.id for s in gb.students}
-    chosen: dict[tuple[str, str], Incoming] = {}
+    chosen: dict[tuple[str, str, str], Incoming] = {}
     rejected: list[Rejected] = []
     for item in read_export(source):
         found = identify(item.name, lesson, course.lessons)
+        if not isinstance(found, str):
+            found = _with_notebook(item.name, *found, course.notebooks(found[1]))
         if isinstance(found, str):
             rejected.append(Rejected(item.name, found))
         elif roster and found[0] not in roster:
@@ -110,17 +123,25 @@ def collect(source: Path, course: Course, lesson: str | None = None):
             rejected.append(Rejected(older.name, f"duplicate for {found[0]}: kept {newer.name}"))
         else:
             chosen[found] = item
-    placed = [_place(course, s, le, item) for (s, le), item in sorted(chosen.items())]
+    placed = [_place(course, *found, item) for found, item in sorted(chosen.items())]
     return placed, rejected
 
 
-def _place(course: Course, student: str, lesson: str, item: Incoming) -> Placed:
+def _with_notebook(name: str, student: str, lesson: str, notebooks: list[str]):
+    """(student, lesson, notebook) for the file `name`, or why it names none of the notebooks."""
+    notebook = which_notebook(name, lesson, notebooks)
+    if notebook is None:
+        return f"names none of {lesson}'s notebooks ({', '.join(notebooks)})"
+    return student, lesson, notebook
+
+
+def _place(course: Course, student: str, lesson: str, notebook: str, item: Incoming) -> Placed:
     folder = course.submission(student, lesson)
-    target = folder / f"{lesson}.ipynb"
+    target = folder / f"{notebook}.ipynb"
     note = "new"
     if target.exists():
         if target.read_bytes() == item.data:
-            return Placed(item.name, student, lesson, "unchanged")
+            return Placed(item.name, student, lesson, "unchanged", target.name)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         backup = course.root / "collect_backup" / stamp / student / lesson
         shutil.copytree(folder, backup)
@@ -128,4 +149,4 @@ def _place(course: Course, student: str, lesson: str, item: Incoming) -> Placed:
     folder.mkdir(parents=True, exist_ok=True)
     target.write_bytes(item.data)
     (folder / "timestamp.txt").write_text(item.modified.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
-    return Placed(item.name, student, lesson, note)
+    return Placed(item.name, student, lesson, note, target.name)

@@ -34,8 +34,8 @@ def grade_rows(course: Course) -> tuple[list[str], list[dict]]:
     rows, exercises = [], []
     with course.api().gradebook as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
-            ids = [c.name for nb in assignment.notebooks for c in nb.grade_cells]
-            exercises += [i for i in ids if i not in exercises]
+            ids = _exercise_columns(assignment)
+            exercises += [i for i in ids.values() if i not in exercises]
             for student in sorted(gb.students, key=lambda s: s.id):
                 row = _row(gb, assignment, student, ids, recorded)
                 row["review"] = review.get((assignment.name, student.id), "")
@@ -71,9 +71,21 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
     row.update(outcome=outcome, detail=detail)
     for notebook in submission.notebooks:
         for grade in notebook.grades:
-            if grade.name in exercise_ids:
-                row[grade.name] = grade.score
+            column = exercise_ids.get((notebook.name, grade.name))
+            if column:
+                row[column] = grade.score
     return row
+
+
+def _exercise_columns(assignment) -> dict[tuple[str, str], str]:
+    """(notebook, grade id) -> the exercise's column: its grade id, after its notebook's name
+    where the assignment has several (`problem1:squares`), since ids are unique per notebook."""
+    several = len(assignment.notebooks) > 1
+    return {
+        (nb.name, cell.name): f"{nb.name}:{cell.name}" if several else cell.name
+        for nb in sorted(assignment.notebooks, key=lambda nb: nb.name)
+        for cell in nb.grade_cells
+    }
 
 
 def export(course: Course, to: Path) -> Path:

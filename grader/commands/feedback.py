@@ -43,7 +43,8 @@ def generate_feedback(
     seconds: float = PAGE_SECONDS,
     jobs: int = JOBS,
 ) -> FeedbackRun:
-    """Write feedback/<student>/<lesson>/<lesson>.html for each submission that can have one.
+    """Write feedback/<student>/<lesson>/<notebook>.html, for each notebook of each submission
+    that can have a page.
 
     Each student is done on their own, within `seconds`, so one submission without a readable
     autograded notebook, or whose page is slow to build, never stops the others; it is listed
@@ -65,7 +66,9 @@ def generate_feedback(
     for student in students:
         folder = course.root / "feedback" / student / lesson
         if missing[student] is None:
-            pages.append(folder / f"{lesson}.html")
+            graded = course.root / "autograded" / student / lesson
+            notebooks = [n for n in course.notebooks(lesson) if (graded / f"{n}.ipynb").is_file()]
+            pages += [folder / f"{name}.html" for name in notebooks]
             del missing[student]
         else:
             shutil.rmtree(folder, ignore_errors=True)  # an earlier page no longer tells the truth
@@ -127,7 +130,8 @@ def _reason_for_none(course: Course, lesson: str, student: str, recorded: dict) 
         return f"{outcome} ({detail})" if detail else outcome
     if student != student.strip() or any(char in student for char in "*?["):
         return "nbgrader cannot look up a student id with a space at either end, or * ? ["
-    if not (course.root / "autograded" / student / lesson / f"{lesson}.ipynb").is_file():
+    graded = course.root / "autograded" / student / lesson
+    if not any((graded / f"{name}.ipynb").is_file() for name in course.notebooks(lesson)):
         return "no autograded notebook"
     return None
 

@@ -79,12 +79,15 @@ def _api(task: GradingTask):
     )
 
 
-def _zero(api, lesson: str, student: str) -> None:
-    """Enter a submission that could not be run, with every grade 0."""
+def _zero(api, lesson: str, student: str, notebooks: list[str] | None = None) -> None:
+    """Enter a submission that could not be run (or those of its `notebooks` that could not),
+    with every grade 0."""
     with api.gradebook as gb:
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(lesson, student)
         for notebook in submission.notebooks:
+            if notebooks is not None and notebook.name not in notebooks:
+                continue
             for grade in notebook.grades:
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
@@ -142,19 +145,50 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
     with timings.step("bookkeeping"):
         api = _api(task)
         stamp = fingerprint(folder)
-        found = submission_check.problem(folder, task.lesson)
-    if found is None and task.engine == GradingEngine.FAST:
-        report = _run_fast(api, task, warm, stamp)  # its outcome is recorded with its grades
-    else:
-        if found is not None:
-            report = SubmissionReport(task.student, task.lesson, *found)
-            _zero(api, task.lesson, task.student)
+        notebooks = task.course.notebooks(task.lesson)
+        found = {name: submission_check.problem(folder, name) for name in notebooks}
+        problems = {name: problem for name, problem in found.items() if problem is not None}
+    fast = task.engine == GradingEngine.FAST
+    if len(problems) < len(notebooks) and (fast or not _unreadable(problems)):
+        if fast:  # its outcome is recorded with its grades
+            report = _run_fast(api, task, warm, stamp, notebooks, problems)
         else:
-            report = _run_stock(api, task)
+            report = _run_stock(api, task, notebooks, problems)
+            with timings.step("bookkeeping"):
+                _record(task, report, stamp)
+    else:  # nothing can run: a missing or unreadable notebook costs the submission its points
+        report = SubmissionReport(task.student, task.lesson, *_combined(notebooks, problems))
+        _zero(api, task.lesson, task.student)
         with timings.step("bookkeeping"):
             _record(task, report, stamp)
     report.timings.update(timings)  # the run's own steps are in already
     return report
+
+
+def _unreadable(problems: dict[str, tuple[Outcome, str]]) -> bool:
+    """Whether a notebook is there but cannot be read (stock nbgrader stops at it; a missing
+    one it scores 0 and grades the others)."""
+    return any(outcome != Outcome.MISSING for outcome, _ in problems.values())
+
+
+def _combined(notebooks: list[str], by_notebook: dict) -> tuple[Outcome, str]:
+    """A submission's outcome from its notebooks' (name -> (outcome, detail)): the first that is
+    neither graded nor missing, else graded if one was, else missing. Where the assignment has
+    several notebooks, details name theirs, and one not submitted is said to score 0."""
+    if len(notebooks) == 1:
+        return by_notebook.get(notebooks[0], (Outcome.GRADED, ""))
+    found = [(name, *by_notebook.get(name, (Outcome.GRADED, ""))) for name in notebooks]
+    details = [
+        f"{name}.ipynb not submitted, scored 0"
+        if outcome == Outcome.MISSING
+        else f"{name}.ipynb: {detail}"
+        for name, outcome, detail in found
+        if detail
+    ]
+    outcomes_found = [outcome for _, outcome, _ in found]
+    failed = [o for o in outcomes_found if o not in (Outcome.GRADED, Outcome.MISSING)]
+    ran = Outcome.GRADED in outcomes_found
+    return (failed[0] if failed else Outcome.GRADED if ran else Outcome.MISSING), "; ".join(details)
 
 
 def _record(task: GradingTask, report: SubmissionReport, stamp: str) -> None:
@@ -163,39 +197,64 @@ def _record(task: GradingTask, report: SubmissionReport, stamp: str) -> None:
     )
 
 
-def _run_fast(api, task: GradingTask, warm: WarmProcesses, stamp: str) -> SubmissionReport:
-    """Run and grade the submission in the sandbox, and record its outcome: with its grades, in
-    one transaction, or on its own if the run failed."""
-    from grader.grading.submission import autograde_submission
+def _run_fast(
+    api, task: GradingTask, warm: WarmProcesses, stamp: str, notebooks: list[str], problems: dict
+) -> SubmissionReport:
+    """Run and grade each of the submission's notebooks in the sandbox, as nbgrader's autograde
+    does (one missing or unreadable scores 0, the others are graded), and record the outcome:
+    with the last notebook's grades, in one transaction, or on its own if a run failed."""
+    from grader.grading.submission import autograde_notebook, copy_submission
 
     lesson, student = task.lesson, task.student
     folder = task.course.submission(student, lesson)
-    not_graded = tuple(submission_check.extra_notebooks(folder, lesson))
-    reports = []
+    not_graded = tuple(submission_check.extra_notebooks(folder, notebooks))
+    runnable = [name for name in notebooks if name not in problems]
+    several = len(notebooks) > 1
+    runs, reports = {}, []
 
     def record(db, run) -> None:
+        runs[runnable[-1]] = run
+        outcome, detail = _combined(
+            notebooks, {**problems, **{n: (r.outcome, r.detail) for n, r in runs.items()}}
+        )
         report = SubmissionReport(
             student,
             lesson,
-            run.outcome,
-            run.detail,
-            run.unjudged,
+            outcome,
+            detail,
+            tuple(gid for r in runs.values() for gid in r.unjudged),
             _late(run.seconds_late),
             not_graded,
-            run.deleted(),
-            run.timings,
+            tuple(
+                f"{name}.ipynb: {gid}" if several else gid
+                for name, r in runs.items()
+                for gid in r.deleted()
+            ),
         )
-        outcomes.write(db, lesson, student, report.outcome, report.notes(), stamp, run.review)
         reports.append(report)
+        review = {k: v for r in runs.values() for k, v in r.review.items()}
+        outcomes.write(db, lesson, student, report.outcome, report.notes(), stamp, review)
 
     try:
         started = Timings()
         with started.step("start-up"):
             workers = warm.get()
-        run = autograde_submission(
-            api.coursedir, api.config, lesson, student, workers, task.next_lesson, record
-        )
-        run.timings.add("start-up", started["start-up"])
+        with started.step("copy"):
+            copy_submission(api.coursedir, lesson, student)
+        if problems:
+            _zero(api, lesson, student, list(problems))
+        for name in runnable:
+            last = name == runnable[-1]
+            runs[name] = autograde_notebook(
+                api.coursedir,
+                api.config,
+                lesson,
+                name,
+                student,
+                workers,
+                task.next_lesson if last else None,
+                record if last else lambda db, run: None,
+            )
     except Exception as error:  # recorded as the outcome: one submission never stops a class
         _zero(api, lesson, student)
         detail = f"{type(error).__name__}: {error}"
@@ -203,10 +262,10 @@ def _run_fast(api, task: GradingTask, warm: WarmProcesses, stamp: str) -> Submis
         report = replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task))
         _record(task, report, stamp)
         return report
-    return reports[-1]
+    return replace(reports[-1], timings=_summed([*(r.timings for r in runs.values()), started]))
 
 
-def _run_stock(api, task: GradingTask) -> SubmissionReport:
+def _run_stock(api, task: GradingTask, notebooks: list[str], problems: dict) -> SubmissionReport:
     """Grade the submission with stock `nbgrader autograde`."""
     lesson, student = task.lesson, task.student
     timings = Timings()
@@ -215,7 +274,8 @@ def _run_stock(api, task: GradingTask) -> SubmissionReport:
     if result["success"]:
         with api.gradebook as gb:
             late = _late(gb.find_submission(lesson, student).total_seconds_late)
-        report = SubmissionReport(student, lesson, Outcome.GRADED, lateness=late)
+        outcome, detail = _combined(notebooks, problems)
+        report = SubmissionReport(student, lesson, outcome, detail, lateness=late)
     else:
         _zero(api, lesson, student)
         detail = _last_line(result.get("error") or result.get("log"))
@@ -223,18 +283,26 @@ def _run_stock(api, task: GradingTask) -> SubmissionReport:
     folder = task.course.submission(student, lesson)
     return replace(
         report,
-        not_graded=tuple(submission_check.extra_notebooks(folder, lesson)),
+        not_graded=tuple(submission_check.extra_notebooks(folder, notebooks)),
         deleted_tests=_deleted(api, task),
         timings=timings,
     )
 
 
 def _deleted(api, task: GradingTask) -> tuple[str, ...]:
-    """The lesson's graded cells (from the gradebook) missing from the submitted notebook."""
-    with api.gradebook as gb:
-        graded = [c.name for c in gb.find_notebook(task.lesson, task.lesson).grade_cells]
+    """The assignment's graded cells (from the gradebook) missing from the submitted notebooks
+    that are there to read."""
     folder = task.course.submission(task.student, task.lesson)
-    return tuple(submission_check.deleted_tests(folder, task.lesson, graded))
+    notebooks = task.course.notebooks(task.lesson)
+    deleted = []
+    with api.gradebook as gb:
+        for name in notebooks:
+            if submission_check.problem(folder, name) is not None:
+                continue
+            graded = [c.name for c in gb.find_notebook(name, task.lesson).grade_cells]
+            found = submission_check.deleted_tests(folder, name, graded)
+            deleted += [f"{name}.ipynb: {gid}" if len(notebooks) > 1 else gid for gid in found]
+    return tuple(deleted)
 
 
 def _grading_worker(tasks, reports, limits: Limits, references, sandbox, index: int) -> None:
@@ -402,6 +470,14 @@ def autograde(
         for lesson in lessons
         for result in scores_of(course, lesson, students or course.submitted_students(lesson))
     ]
+
+
+def _summed(timings) -> Timings:
+    total = Timings()
+    for each in timings:
+        for step, seconds in each.items():
+            total.add(step, seconds)
+    return total
 
 
 def _late(seconds: float) -> str:

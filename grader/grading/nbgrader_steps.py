@@ -91,11 +91,11 @@ class ReleasedLesson:
     valid_metadata: set[str] = field(default_factory=set)
 
     @classmethod
-    def read(cls, db_url: str, lesson: str) -> "ReleasedLesson":
-        """Read `lesson`'s notebook (of the same name) from the gradebook."""
+    def read(cls, db_url: str, lesson: str, notebook_name: str) -> "ReleasedLesson":
+        """Read the notebook `notebook_name` of the assignment `lesson` from the gradebook."""
         with Gradebook(db_url) as gb:
             assignment = gb.find_assignment(lesson)
-            notebook = gb.find_notebook(lesson, lesson)
+            notebook = gb.find_notebook(notebook_name, lesson)
             return cls(
                 notebook.kernelspec,
                 {
@@ -137,14 +137,16 @@ class ReleasedLessons:
     def __init__(self):
         self._read: dict[tuple, tuple[tuple, ReleasedLesson]] = {}
 
-    def get(self, db_url: str, lesson: str, source: Path) -> ReleasedLesson:
-        """The lesson as the gradebook has it now; `source` is its source notebook."""
+    def get(self, db_url: str, lesson: str, notebook: str, source: Path) -> ReleasedLesson:
+        """The notebook `notebook` of `lesson` as the gradebook has it now; `source` is its
+        source notebook."""
         stat = source.stat()
         version = (stat.st_mtime_ns, stat.st_size)
-        known = self._read.get((db_url, lesson))
+        key = (db_url, lesson, notebook)
+        known = self._read.get(key)
         if known is None or known[0] != version:
-            known = version, ReleasedLesson.read(db_url, lesson)
-            self._read[(db_url, lesson)] = known
+            known = version, ReleasedLesson.read(db_url, lesson, notebook)
+            self._read[key] = known
         return known[1]
 
 

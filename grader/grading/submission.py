@@ -12,7 +12,6 @@ import functools
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
@@ -65,16 +64,38 @@ class GradedRun:
         return tuple(name for name in self.grade_cells if name not in self.present)
 
 
-def autograde_submission(
+def copy_submission(coursedir, lesson: str, student: str) -> Path:
+    """Copy `student`'s submission of `lesson` into autograded/, then the assignment's own files
+    over it, as nbgrader's autograde does (every file of its source folder, in subfolders too,
+    but notebooks and ignored files): the folder each notebook runs in."""
+    from nbgrader.utils import find_all_files
+
+    source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
+    target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+    release = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
+    if target.exists():
+        shutil.rmtree(target)
+    _copy_regular_files(source, target)
+    for extra in find_all_files(str(release), [*coursedir.ignore, "*.ipynb"]):
+        copy = target / Path(extra).relative_to(release)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.unlink(missing_ok=True)
+        shutil.copy(extra, copy)
+    return target
+
+
+def autograde_notebook(
     coursedir,
     config,
     lesson: str,
+    notebook: str,
     student: str,
     workers: Workers,
     then: str | None,
     record: Callable[[Connection, GradedRun], None],
 ) -> GradedRun:
-    """Grade `student`'s `lesson` into autograded/ and the gradebook.
+    """Grade `student`'s `notebook` of `lesson`, copied into autograded/ already
+    (`copy_submission`), into that folder and the gradebook.
 
     The submission's probes draw their inputs from a seed drawn for it alone, and the reference
     server gives the solution's observations for the same seed. The sandbox and the
@@ -86,41 +107,36 @@ def autograde_submission(
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
     target = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
     release = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
-    with timings.step("copy"):
-        if target.exists():
-            shutil.rmtree(target)
-        _copy_regular_files(source, target)
-        for extra in release.iterdir():
-            ignored = any(fnmatch(extra.name, pattern) for pattern in coursedir.ignore)
-            if extra.is_file() and extra.suffix != ".ipynb" and not ignored:
-                shutil.copy(extra, target / extra.name)
     timestamp = coursedir.get_existing_timestamp(str(source))
-    path = target / f"{lesson}.ipynb"
+    path = target / f"{notebook}.ipynb"
     resources = {
         "nbgrader": {
-            "notebook": lesson,
+            "notebook": notebook,
             "assignment": lesson,
             "student": student,
             "db_url": coursedir.db_url,
         },
         "metadata": {"path": str(target)},
-        "unique_key": lesson,
+        "unique_key": notebook,
     }
     with timings.step("nbgrader steps"):
-        released = workers.released.get(coursedir.db_url, lesson, release / f"{lesson}.ipynb")
+        source_nb = release / f"{notebook}.ipynb"
+        released = workers.released.get(coursedir.db_url, lesson, notebook, source_nb)
         nb, resources = sanitize(nbformat.read(path, as_version=4), resources, config, released)
     probes, reading = None, how.Reading({}, {})
-    if probes_file(lesson).is_file():
+    judged = notebook == lesson and probes_file(lesson).is_file()  # a lesson's probes
+    if judged:
         with timings.step("reference"):
             seed = workers.seeds.draw(lesson, then)  # its batch is observed meanwhile
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
         with timings.step("judge"):
-            lesson_nb = _source_notebook(release / f"{lesson}.ipynb")
+            lesson_nb = _source_notebook(source_nb)
             lesson_code = frozenset(c.source for c in lesson_nb.cells if is_lesson_code(c))
             reading = how.read(nb, how.rules(probes["source"], lesson_nb), lesson_code)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    report = workers.sandbox.run(cells, folder_files(target, path.name), probes, lesson, then)
+    prefix = lesson if notebook == lesson else None  # the kit's lessons share their first cells
+    report = workers.sandbox.run(cells, folder_files(target, path.name), probes, prefix, then)
     timings.update(report.timings)
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, probes["seed"]) if probes else {}

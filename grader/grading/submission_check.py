@@ -31,16 +31,17 @@ def regular_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def problem(folder: Path, lesson: str) -> tuple[Outcome, str] | None:
-    """(outcome, reason) when the submission cannot be graded, else None. Never raises."""
+def problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
+    """(outcome, reason) when the submission's `notebook` (its name without .ipynb) cannot be
+    graded, else None. Never raises."""
     try:
-        return _problem(Path(folder), lesson)
+        return _problem(Path(folder), notebook)
     except Exception as error:  # whatever the file does to a parser, it is not gradable
-        return Outcome.MALFORMED, f"{lesson}.ipynb cannot be read ({type(error).__name__})"
+        return Outcome.MALFORMED, f"{notebook}.ipynb cannot be read ({type(error).__name__})"
 
 
-def _problem(folder: Path, lesson: str) -> tuple[Outcome, str] | None:
-    expected = f"{lesson}.ipynb"
+def _problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
+    expected = f"{notebook}.ipynb"
     path = folder / expected
     if folder.is_symlink():
         return Outcome.MALFORMED, "the submission folder is a symbolic link"
@@ -93,13 +94,15 @@ def _problem(folder: Path, lesson: str) -> tuple[Outcome, str] | None:
     return None
 
 
-def extra_notebooks(folder: Path, lesson: str) -> list[str]:
-    """Notebooks in the submission other than the lesson's: they are not graded."""
-    return sorted(p.name for p in Path(folder).glob("*.ipynb") if p.name != f"{lesson}.ipynb")
+def extra_notebooks(folder: Path, notebooks: list[str]) -> list[str]:
+    """Notebooks in the submission other than the assignment's `notebooks`: they are not
+    graded."""
+    expected = {f"{name}.ipynb" for name in notebooks}
+    return sorted(p.name for p in Path(folder).glob("*.ipynb") if p.name not in expected)
 
 
-def deleted_tests(folder: Path, lesson: str, grade_ids: list[str]) -> list[str]:
-    """The lesson's test cells missing from a (readable) submission."""
-    nb = nbformat.read(Path(folder) / f"{lesson}.ipynb", as_version=4)
+def deleted_tests(folder: Path, notebook: str, grade_ids: list[str]) -> list[str]:
+    """The notebook's test cells missing from a (readable) submission of it."""
+    nb = nbformat.read(Path(folder) / f"{notebook}.ipynb", as_version=4)
     present = {grade_id(c) for c in nb.cells}
     return [test for test in grade_ids if test not in present]

@@ -44,10 +44,8 @@ IN_PROCESS = "from the submission's own process (no probes: as stock nbgrader, f
 
 
 def verdicts_of(lesson: str) -> str:
-    """Where a lesson's test verdicts come from: the judge (the lesson has probes), or the
-    submission's own process, as stock nbgrader grades (it has none); "" for no such lesson."""
-    if not probes_file(lesson).parent.is_dir():
-        return ""
+    """Where a lesson's or assignment's test verdicts come from: the judge (a lesson with
+    probes), or the submission's own process, as stock nbgrader grades (anything else)."""
     return JUDGED if probes_file(lesson).is_file() else IN_PROCESS
 
 

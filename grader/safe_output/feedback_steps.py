@@ -9,6 +9,7 @@ score from the gradebook with the judge's explanation, worded by the grading pro
 output of the grading run is shown.
 """
 
+import base64
 import re
 import shutil
 from pathlib import Path
@@ -38,13 +39,37 @@ NBGRADER_FIELDS = {
 }
 
 
-def _dest(preprocessor, resources, directory: str) -> Path:
-    """The course folder `directory` (e.g. submitted) of this page's student and lesson."""
+def _dest(preprocessor, resources, directory: str, student: str | None = None) -> Path:
+    """The course folder `directory` (e.g. submitted) of this page's lesson and student (or of
+    `student`: "." for the release)."""
     coursedir = CourseDirectory(parent=preprocessor)
     found = resources["nbgrader"]
-    return Path(
-        coursedir.format_path(getattr(coursedir, directory), found["student"], found["assignment"])
-    )
+    student = found["student"] if student is None else student
+    return Path(coursedir.format_path(getattr(coursedir, directory), student, found["assignment"]))
+
+
+IMAGE_LINK = re.compile(r"(!\[[^\]]*\]\(\s*)([^)\s]+)")  # markdown's ![alt](path
+IMAGE_TYPES = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".gif": "gif"}
+IMAGE_LIMIT = 2 * 1024**2  # bytes of one released image inlined in a page
+
+
+def inline_released_images(text: str, release: Path) -> str:
+    """Markdown images that name a file released with the lesson (an instructor's figure),
+    inlined: a page shows no image it links to, since a path could reach any file."""
+
+    def inline(match: re.Match) -> str:
+        name = match[2].removeprefix("./")
+        path = release / name
+        kind = IMAGE_TYPES.get(path.suffix.lower())
+        inside = ".." not in Path(name).parts and not Path(name).is_absolute()
+        if not (kind and inside and path.is_file() and not path.is_symlink()):
+            return match[0]
+        if path.stat().st_size > IMAGE_LIMIT:
+            return match[0]
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f"{match[1]}data:image/{kind};base64,{data}"
+
+    return IMAGE_LINK.sub(inline, text)
 
 
 class KeepOnlyThePage(Preprocessor):
@@ -118,11 +143,12 @@ class ShowSafeOutputs(Preprocessor):
         submitted, why_none = _submitted_cells(
             folder / f"{resources['nbgrader']['notebook']}.ipynb"
         )
+        release = _dest(self, resources, "release_directory", ".")
         budget = Budget()
         for cell in nb.cells:
             mine = submitted.get(_key(cell), {})
             if cell.cell_type in ("markdown", "raw"):
-                text = cell.source
+                text = inline_released_images(cell.source, release)
                 if not budget.take("html", len(text), HTML_LIMIT):
                     text = "*[feedback page: a cell too large to show is not shown]*"
                 cell.source = text if cell.cell_type == "markdown" else clean_html(text)

@@ -93,7 +93,7 @@ def test_collect_cli_reports_each_file(course, tmp_path, capsys):
     _write(export, "readme.md")
     assert main(["collect", str(export), "--course-dir", str(course.root)]) == 0
     out = capsys.readouterr().out
-    assert f"placed   carol_{L1}.ipynb -> carol/{L1} (new)" in out
+    assert f"placed   carol_{L1}.ipynb -> carol/{L1}/{L1}.ipynb (new)" in out
     assert "rejected readme.md: not a notebook (.ipynb)" in out
     assert out.rstrip().endswith("1 placed, 1 rejected")
 

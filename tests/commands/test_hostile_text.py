@@ -132,8 +132,8 @@ def test_score_table_escapes_control_characters_in_ids_and_details():
     """ESC, bidi overrides and line breaks in a student id or detail print as visible escapes."""
     table = score_table(
         [
-            Result(LESSON, ESC_ID, 0.0, FULL_MARKS, "malformed", "x is not JSON"),
-            Result(LESSON, "crashed", 0.0, FULL_MARKS, "not graded", HOSTILE_DETAIL),
+            Result(ESC_ID, LESSON, 0.0, FULL_MARKS, "malformed", "x is not JSON"),
+            Result("crashed", LESSON, 0.0, FULL_MARKS, "not graded", HOSTILE_DETAIL),
         ]
     )
     assert not any(char in table for char in UNUSED)

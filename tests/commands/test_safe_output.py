@@ -90,3 +90,28 @@ def test_a_page_over_its_time_limit_is_given_up_and_the_others_go_on():
         "broken": "building the page failed: ZeroDivisionError",
         "b": None,
     }
+
+
+def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
+    """A markdown image naming a released image file becomes a data URI; a path out of the
+    release, a link, a file that is no image, a symbolic link or a missing file stays as
+    written (and the cleaner then drops its address)."""
+    from grader.safe_output.feedback_steps import inline_released_images
+
+    release = tmp_path / "release" / "ps1"
+    (release / "figures").mkdir(parents=True)
+    (release / "figures" / "plot.PNG").write_bytes(b"\x89PNG")
+    (release / "notes.txt").write_text("text")
+    (tmp_path / "secret.png").write_bytes(b"secret")
+    (release / "link.png").symlink_to(tmp_path / "secret.png")
+    text = inline_released_images("![plot](./figures/plot.PNG) and ![p](figures/plot.PNG)", release)
+    assert text == "![plot](data:image/png;base64,iVBORw==) and ![p](data:image/png;base64,iVBORw==)"
+    for kept in (
+        "![x](../../secret.png)",
+        f"![x]({tmp_path / 'secret.png'})",
+        "![x](link.png)",
+        "![x](notes.txt)",
+        "![x](missing.png)",
+        "![x](https://example.org/a.png)",
+    ):
+        assert inline_released_images(kept, release) == kept

@@ -1,5 +1,6 @@
 """The fast engine and stock nbgrader give the same grades and the same notebook outputs."""
 
+import base64
 import json
 import re
 import shutil
@@ -166,14 +167,25 @@ def test_a_lesson_without_probes_gets_stock_nbgraders_grades(both, tmp_path, mon
     assert len({row["raw_score"] for row in fast.values()}) > 1  # right, wrong and blank work
 
 
+# A one-pixel PNG: the image the assignment's second notebook shows
+PIXEL = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
 def _own_assignment(source):
-    """An instructor's own nbgrader assignment with a data file: no probes, two exercises."""
+    """An instructor's own nbgrader assignment of two notebooks, with a data file in a subfolder
+    and an image; no probes; a manually graded answer beside the tests."""
     cell = nbformat.v4.new_code_cell
     meta = {"schema_version": 3, "locked": False, "task": False}
 
-    def answer(grade_id, text):
-        made = cell(text)
-        made.metadata["nbgrader"] = {**meta, "grade": False, "solution": True, "grade_id": grade_id}
+    def answer(grade_id, text, points=None):
+        made = cell(text) if points is None else nbformat.v4.new_markdown_cell(text)
+        made.metadata["nbgrader"] = {
+            **meta, "grade": points is not None, "solution": True, "grade_id": grade_id,
+            **({"points": points} if points else {}),
+        }  # fmt: skip
         return made
 
     def test(grade_id, text, points):
@@ -186,58 +198,104 @@ def _own_assignment(source):
 
     solved = "\n    ### BEGIN SOLUTION\n    {}\n    ### END SOLUTION"
     hidden = "\n### BEGIN HIDDEN TESTS\n{}\n### END HIDDEN TESTS"
-    nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_markdown_cell("# Problem set 1"),
-            cell("rows = open('data.csv').read().split()"),
-            answer("square", "def square(x):" + solved.format("return x * x")),
-            test(
-                "test_square", "assert square(3) == 9" + hidden.format("assert square(-2) == 4"), 2
-            ),
-            answer("total", "def total():" + solved.format("return sum(map(int, rows))")),
-            test("test_total", "assert total() == 6", 3),
-        ]
-    )
-    (source / "ps1").mkdir(parents=True)
-    nbformat.write(nb, source / "ps1" / "ps1.ipynb")
-    (source / "ps1" / "data.csv").write_text("1\n2\n3\n")
+    part1 = [
+        nbformat.v4.new_markdown_cell("# Problem set 1, part 1"),
+        cell("rows = open('data/rows.csv').read().split()"),
+        answer("square", "def square(x):" + solved.format("return x * x")),
+        test("test_square", "assert square(3) == 9" + hidden.format("assert square(-2) == 4"), 2),
+        answer("total", "def total():" + solved.format("return sum(map(int, rows))")),
+        test("test_total", "assert total() == 6", 3),
+    ]
+    part2 = [
+        nbformat.v4.new_markdown_cell("# Part 2\n\n![a pixel](pixel.png)"),
+        answer("half", "def half(x):" + solved.format("return x / 2")),
+        test("test_half", "assert half(5) == 2.5", 1),
+        answer("why", "### BEGIN SOLUTION\nBecause.\n### END SOLUTION", points=2),
+    ]
+    (source / "ps1" / "data").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=part1), source / "ps1" / "part1.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(cells=part2), source / "ps1" / "part2.ipynb")
+    (source / "ps1" / "data" / "rows.csv").write_text("1\n2\n3\n")
+    (source / "ps1" / "pixel.png").write_bytes(PIXEL)
 
 
-def test_an_instructors_own_assignment_is_released_and_graded_as_stock_nbgrader_grades_it(
-    tmp_path,
-):
-    """An assignment of the instructor's own in the course's source/ (a data file beside it, no
-    probes), released with `grader release --course-dir` and graded with the default engine,
-    gets stock nbgrader's score for every exercise."""
-    from grader.cli import main
-
-    answers = {
-        "ann": {
+OWN_ANSWERS = {  # student -> notebook -> grade id -> answer; a notebook left out is not submitted
+    "ann": {
+        "part1": {
             "square": "def square(x):\n    return x * x",
             "total": "def total():\n    return 6",
         },
-        "ben": {"square": "def square(x):\n    return 9", "total": "def total():\n    return 6"},
-        "cat": {},
-    }
-    grades = {}
-    for engine in ("fast", "nbgrader"):
-        course = init_course(tmp_path / engine)
+        "part2": {"half": "def half(x):\n    return x / 2"},
+    },
+    "ben": {
+        "part1": {"square": "def square(x):\n    return 9", "total": "def total():\n    return 6"},
+        "part2": {"half": "def half(x):\n    return x // 2"},
+    },
+    "cat": {"part1": {}, "part2": {}},
+    "dan": {"part1": {"square": "def square(x):\n    return x ** 2"}},
+}
+
+
+def _export_from_the_platform(released, to):
+    """The students' answers as a platform exports them, one file per student and notebook."""
+    to.mkdir()
+    for student, notebooks in OWN_ANSWERS.items():
+        for name, mine in notebooks.items():
+            nb = nbformat.read(released / f"{name}.ipynb", as_version=4)
+            for each in nb.cells:
+                if each.metadata.get("nbgrader", {}).get("grade_id") in mine:
+                    each.source = mine[each.metadata["nbgrader"]["grade_id"]]
+            nbformat.write(nb, to / f"{student}_ps1_{name}.ipynb")
+
+
+def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_nbgrader_grades_it(
+    tmp_path,
+):
+    """An assignment of the instructor's own in the course's source/ (two notebooks, a data file
+    in a subfolder, an image; no probes), released with `grader release --course-dir`, collected
+    from a platform's export and graded with the default engine, gets stock nbgrader's score for
+    every cell; a notebook not submitted scores 0 and the other is graded; export, feedback and
+    the score table handle both notebooks."""
+    from grader.cli import main
+
+    fast, stock = init_course(tmp_path / "fast"), init_course(tmp_path / "stock")
+    for course in (fast, stock):
         _own_assignment(course.root / "source")
         assert main(["release", "ps1", "--course-dir", str(course.root)]) == 0
-        released = course.root / "release" / "ps1"
-        assert (released / "data.csv").is_file()
-        for student, mine in answers.items():
-            nb = nbformat.read(released / "ps1.ipynb", as_version=4)
-            for cell in nb.cells:
-                if cell.metadata.get("nbgrader", {}).get("grade_id") in mine:
-                    cell.source = mine[cell.metadata["nbgrader"]["grade_id"]]
-            folder = course.root / "submitted" / student / "ps1"
-            folder.mkdir(parents=True)
-            nbformat.write(nb, folder / "ps1.ipynb")
-            (folder / "data.csv").write_text("1\n2\n3\n")
+    released = fast.root / "release" / "ps1"
+    assert {p.name for p in released.rglob("*") if p.is_file()} == {
+        "part1.ipynb", "part2.ipynb", "rows.csv", "pixel.png",
+    }  # fmt: skip
+    _export_from_the_platform(released, tmp_path / "export")
+    assert main(["collect", str(tmp_path / "export"), "--course-dir", str(fast.root)]) == 0
+    assert sorted(p.name for p in (fast.root / "submitted" / "dan" / "ps1").iterdir()) == [
+        "part1.ipynb", "timestamp.txt",
+    ]  # fmt: skip
+    shutil.copytree(fast.root / "submitted", stock.root / "submitted", dirs_exist_ok=True)
+    for course, engine in ((fast, "fast"), (stock, "nbgrader")):
         args = ["autograde", "ps1", "--course-dir", str(course.root), "--engine", engine]
         assert main(args) == 0
-        grades[engine] = {k: v for k, v in _grades(course).items() if k[0] == "ps1"}
-    assert grades["fast"] == grades["nbgrader"]
-    scores = {student: row["raw_score"] for (_, student), row in grades["fast"].items()}
-    assert scores == {"ann": 5.0, "ben": 3.0, "cat": 0.0}
+    grades = {
+        name: {k: v for k, v in _grades(course).items() if k[0] == "ps1"}
+        for name, course in (("fast", fast), ("stock", stock))
+    }
+    assert grades["fast"] == grades["stock"]
+    per_cell = {
+        student: {k: v for k, v in row.items() if k.startswith("part")}
+        for (_, student), row in grades["fast"].items()
+    }
+    assert per_cell["ann"] == {
+        "part1:test_square": 2.0, "part1:test_total": 3.0, "part2:test_half": 1.0, "part2:why": 0.0,
+    }  # fmt: skip
+    assert per_cell["ben"]["part1:test_square"] == 0.0 and per_cell["ben"]["part2:test_half"] == 0
+    assert {s: row["raw_score"] for (_, s), row in grades["fast"].items()} == {
+        "ann": 6.0, "ben": 3.0, "cat": 0.0, "dan": 2.0,
+    }  # fmt: skip
+    details = {(r["assignment"], r["student_id"]): r["detail"] for r in grade_rows(fast)[1]}
+    assert details[("ps1", "dan")] == "part2.ipynb not submitted, scored 0"
+    assert main(["feedback", "ps1", "--course-dir", str(fast.root)]) == 0
+    pages = fast.root / "feedback" / "ann" / "ps1"
+    assert sorted(p.name for p in pages.iterdir()) == ["part1.html", "part2.html"]
+    assert not (fast.root / "feedback" / "dan" / "ps1" / "part2.html").exists()
+    inlined = f'src="data:image/png;base64,{base64.b64encode(PIXEL).decode()}"'
+    assert inlined in (pages / "part2.html").read_text()  # the page shows the released image

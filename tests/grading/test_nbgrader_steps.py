@@ -131,7 +131,7 @@ def test_sanitize_decides_as_nbgraders_own_steps(course, edit, start):
     second run, with the checked metadata remembered, decides the same again."""
     path = solution_notebook(LESSON) if start == "solution" else student_notebook(LESSON)
     config = course.api().config
-    released = ReleasedLesson.read(course.db_url, LESSON)
+    released = ReleasedLesson.read(course.db_url, LESSON, LESSON)
 
     def fast(nb):
         return sanitize(nb, _resources(course), config, released)[0]
@@ -151,7 +151,7 @@ def test_sanitize_decides_as_nbgraders_own_steps(course, edit, start):
 
 def test_a_metadata_error_is_found_after_the_same_cell_passed(course):
     """Remembering valid metadata never lets a different, invalid one through."""
-    released = ReleasedLesson.read(course.db_url, LESSON)
+    released = ReleasedLesson.read(course.db_url, LESSON, LESSON)
     config = course.api().config
     sanitize(
         nbformat.read(solution_notebook(LESSON), as_version=4), _resources(course), config, released
@@ -167,13 +167,13 @@ def test_the_lesson_is_read_again_when_its_source_changes(course, tmp_path):
     lessons = ReleasedLessons()
     source = tmp_path / f"{LESSON}.ipynb"  # stands for the lesson's source notebook
     source.write_bytes(solution_notebook(LESSON).read_bytes())
-    first = lessons.get(course.db_url, LESSON, source)
-    assert lessons.get(course.db_url, LESSON, source) is first
+    first = lessons.get(course.db_url, LESSON, LESSON, source)
+    assert lessons.get(course.db_url, LESSON, LESSON, source) is first
     name = next(iter(first.cells))
     with Gradebook(course.db_url) as gb:
         gb.find_source_cell(name, LESSON, LESSON).checksum = "changed"
         gb.db.commit()
-    assert lessons.get(course.db_url, LESSON, source).cells[name].checksum != "changed"
+    assert lessons.get(course.db_url, LESSON, LESSON, source).cells[name].checksum != "changed"
     stat = source.stat()
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert lessons.get(course.db_url, LESSON, source).cells[name].checksum == "changed"
+    assert lessons.get(course.db_url, LESSON, LESSON, source).cells[name].checksum == "changed"

@@ -271,8 +271,9 @@ def test_extra_notebooks_are_the_other_notebooks_sorted(tmp_path):
     folder = _submit(tmp_path, RELEASED)
     for name in ("scratch.ipynb", "a_copy.ipynb", "notes.txt", "ipynb"):
         (folder / name).write_bytes(b"{}")
-    assert extra_notebooks(folder, LESSON) == ["a_copy.ipynb", "scratch.ipynb"]
-    assert extra_notebooks(_submit(tmp_path / "other", RELEASED), LESSON) == []
+    assert extra_notebooks(folder, [LESSON]) == ["a_copy.ipynb", "scratch.ipynb"]
+    assert extra_notebooks(folder, [LESSON, "scratch"]) == ["a_copy.ipynb"]
+    assert extra_notebooks(_submit(tmp_path / "other", RELEASED), [LESSON]) == []
 
 
 def test_deleted_tests_are_the_test_cells_missing_from_the_submission(tmp_path):
