@@ -9,7 +9,15 @@ from grader.commands.release import ReleaseError
 from grader.course import Course, CourseError, known_lessons, lessons, solution_notebook
 from grader.safe_output.text import terminal_safe
 
-COURSE_HELP = "course folder (default: the current folder if it is a course, else the repository)"
+INTERRUPTED = "interrupted: what was done is kept; run the same command again to continue"
+COURSE_HELP = "course folder (default: the current folder, if it is a course)"
+
+
+def _course(args) -> Course:
+    """The course the command works on, named on stderr before anything is written."""
+    course = Course.at(args.course_dir)
+    print(terminal_safe(f"course {course.root}"), file=sys.stderr)
+    return course
 
 
 def _init(args) -> int:
@@ -31,7 +39,7 @@ def _release(args) -> int:
     if args.course_dir is not None:  # the course's own assignments, as nbgrader releases them
         from grader.commands.init import enter_lessons
 
-        course = Course.at(args.course_dir)
+        course = _course(args)
         chosen = course.known(args.lessons) if args.lessons else course.lessons
         enter_lessons(course, chosen)
         for lesson in chosen:
@@ -63,7 +71,7 @@ def _check(args) -> int:
 def _collect(args) -> int:
     from grader.commands.collect import collect
 
-    placed, rejected = collect(args.source, Course.at(args.course_dir), args.lesson)
+    placed, rejected = collect(args.source, _course(args), args.lesson)
     for item in placed:
         where = f"{item.student}/{item.lesson}/{item.notebook}"
         print(terminal_safe(f"placed   {item.name} -> {where} ({item.note})"))
@@ -82,7 +90,7 @@ def _autograde(args) -> int:
 
     if args.all == bool(args.lessons):
         raise CourseError("name the lessons to grade, or give --all")
-    course = Course.at(args.course_dir)
+    course = _course(args)
     chosen = course.lessons if args.all else course.known(args.lessons)
     for lesson in ensure_entered(course, chosen):
         print(f"entered {lesson} in the course's gradebook (new since the course was made)")
@@ -115,7 +123,7 @@ def _autograde(args) -> int:
 def _feedback(args) -> int:
     from grader.commands.feedback import generate_feedback
 
-    course = Course.at(args.course_dir)
+    course = _course(args)
     course.known([args.lesson])
     run = generate_feedback(course, args.lesson)
     for path in run.pages:
@@ -128,7 +136,7 @@ def _feedback(args) -> int:
 def _export(args) -> int:
     from grader.commands.export import export
 
-    course = Course.at(args.course_dir)
+    course = _course(args)
     print(f"wrote {export(course, args.to or course.root / 'grades.csv')}")
     return 0
 
@@ -136,7 +144,7 @@ def _export(args) -> int:
 def _report(args) -> int:
     from grader.commands.report import write_report
 
-    course = Course.at(args.course_dir)
+    course = _course(args)
     print(f"wrote {write_report(course, args.out or course.root / 'report')}")
     return 0
 
@@ -227,10 +235,13 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; expected errors are printed as one clear line, with exit status 2."""
-    args = parser().parse_args(argv)
-    warnings.filterwarnings("ignore", module="nbgrader")  # its SQLAlchemy session warnings
     try:
+        args = parser().parse_args(argv)
+        warnings.filterwarnings("ignore", module="nbgrader")  # its SQLAlchemy session warnings
         return args.run(args)
     except (CourseError, ReleaseError, FileNotFoundError, ValueError, RuntimeError) as error:
         print(f"grader: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as stop:  # Ctrl-C; grading says what it kept
+        print(f"\ngrader: {stop or INTERRUPTED}", file=sys.stderr)
+        return 130

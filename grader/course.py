@@ -138,14 +138,23 @@ class Course:
 
     @classmethod
     def at(cls, given: Path | None = None) -> "Course":
-        """The course at `given`, else the current folder if it is a course, else the repo."""
-        if given is not None:
-            if not is_course(given):
+        """The course at `given`, else the current folder if it is a course. The repository
+        holds the lessons and is no class's course (only the stock nbgrader commands and `make`
+        use it as one): a command that names no course outside a course folder refuses."""
+        folder = Path.cwd() if given is None else Path(given)
+        if folder.resolve() == REPO_ROOT:
+            raise CourseError(
+                "the repository holds the lessons, not a class's work: give --course-dir DIR,"
+                " a course folder made by `grader init DIR`"
+            )
+        if not is_course(folder):
+            if given is None:
                 raise CourseError(
-                    f"{given} is not a course: make it one with `grader init {given}`"
+                    f"{folder} is not a course: give --course-dir DIR, or run this in a course"
+                    " folder (made by `grader init DIR`)"
                 )
-            return cls(Path(given).resolve())
-        return cls(Path.cwd().resolve() if is_course(Path.cwd()) else REPO_ROOT)
+            raise CourseError(f"{given} is not a course: make it one with `grader init {given}`")
+        return cls(folder.resolve())
 
     @property
     def source(self) -> Path:

@@ -11,6 +11,7 @@ import hashlib
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from tqdm import tqdm
 
 from grader.course import Course
 from grader.grading import outcomes, submission_check
+from grader.grading.course_lock import grading_lock
 from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
 from grader.grading.results import Result, scores_of
@@ -92,6 +94,16 @@ def _zero(api, lesson: str, student: str, notebooks: list[str] | None = None) ->
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
         gb.db.commit()
+
+
+class GradingInterrupted(KeyboardInterrupt):
+    """Grading stopped by Ctrl-C: what was graded is kept, and a new run goes on from there."""
+
+    def __init__(self, done: int, total: int):
+        super().__init__(
+            f"interrupted after grading {done} of {total} submissions; they are kept:"
+            " run the same command again to continue"
+        )
 
 
 class WarmProcesses:
@@ -307,7 +319,9 @@ def _deleted(api, task: GradingTask) -> tuple[str, ...]:
 
 def _grading_worker(tasks, reports, limits: Limits, references, sandbox, index: int) -> None:
     """Worker process `index`: grade tasks from the queue with its channels of the shared
-    reference server and of the shared sandbox (`sandbox`, None where it is not shared)."""
+    reference server and of the shared sandbox (`sandbox`, None where it is not shared). Ctrl-C
+    is the grading process's to handle: it stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for other, channel in enumerate(references.channels):
         if other != index:
             channel.sock.close()
@@ -400,6 +414,15 @@ class GradingSession:
         self.sandbox = sandbox
         return sandbox
 
+    def stop_now(self) -> None:
+        """Stop the worker processes at once (Ctrl-C): a submission they were grading has no
+        outcome recorded, so the next run grades it."""
+        for worker in self._workers:
+            worker.kill()
+        for worker in self._workers:
+            worker.join()
+        self._workers, self._queues = [], None
+
     def close(self) -> None:
         """Stop the worker processes and this process's warm processes."""
         if self._queues is not None:
@@ -452,10 +475,14 @@ def grade_submissions(
     tasks = with_next_lessons(tasks)
     desc = lessons[0] if len(lessons) == 1 else f"{len(lessons)} lessons"
     bar = tqdm(total=len(tasks), desc=desc, unit="nb", disable=not progress, file=sys.stderr)
-    with bar, contextlib.ExitStack() as stack:
+    with grading_lock(course), bar, contextlib.ExitStack() as stack:
         if session is None or session.limits != limits:
             session = stack.enter_context(GradingSession(limits, jobs))
-        return session.grade(tasks, bar)
+        try:
+            return session.grade(tasks, bar)
+        except KeyboardInterrupt:
+            session.stop_now()
+            raise GradingInterrupted(bar.n, len(tasks)) from None
 
 
 def autograde(

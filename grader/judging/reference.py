@@ -207,6 +207,7 @@ class ReferenceServer(Observer):
             stdin=subprocess.DEVNULL,
             pass_fds=theirs,
             env={**os.environ, "OMP_NUM_THREADS": "1", "MPLCONFIGDIR": tempfile.gettempdir()},
+            start_new_session=True,  # Ctrl-C is the grading process's; the server ends with it
         )
         for _, other in pairs:
             other.close()
