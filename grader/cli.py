@@ -53,7 +53,10 @@ def _release(args) -> int:
 def _outputs(args) -> int:
     from grader.commands.outputs import store_outputs
 
+    from grader.commands.release import keep_colab_cells_in_step
+
     chosen = known_lessons(args.lessons) if args.lessons else lessons()
+    keep_colab_cells_in_step(chosen)  # release writes them: store outputs of the final code
     paths = [solution_notebook(lesson) for lesson in chosen]
     written = store_outputs(paths, force=bool(args.lessons) or args.all)
     for path in written:

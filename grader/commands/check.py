@@ -16,6 +16,7 @@ TESTS = [
     "tests/lessons/test_wrong_answers.py",
     "tests/lessons/test_alternative_answers.py",
     "tests/judging/test_how.py",
+    "tests/judging/test_probes.py",
     "tests/commands/test_outputs.py",
 ]
 

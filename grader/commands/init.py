@@ -76,7 +76,9 @@ def enter_lessons(course: Course, selected: list[str]) -> None:
 
 def ensure_entered(course: Course, selected: list[str]) -> list[str]:
     """Enter those of `selected` that the course's gradebook does not hold yet (a lesson added to
-    the kit after the course was made); the ones entered."""
+    the kit after the course was made, linked into its source/ first); the ones entered."""
+    if course.source != SOLUTIONS:
+        _link_lessons(course.source)
     with course.api().gradebook as gb:
         held = {assignment.name for assignment in gb.assignments}
     missing = [lesson for lesson in selected if lesson not in held]

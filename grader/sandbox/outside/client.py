@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import grader
 from grader.course import released_lesson_code, released_test_code
 from grader.outcome import Outcome
 from grader.sandbox import wire
@@ -91,6 +92,9 @@ class SandboxProcess:
             **{k: os.environ[k] for k in SAFE_ENVIRONMENT if k in os.environ},
             "OMP_NUM_THREADS": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # The grader that runs this, also where it is not the installed one (a checkout):
+            # the sandbox sees its package folder only.
+            "PYTHONPATH": str(Path(grader.__file__).resolve().parent.parent),
             "GRADER_PID_NAMESPACE": "1" if self.protections.pid_namespace else "0",
             "GRADER_ISOLATE": "1" if self.protections.per_submission else "0",
             "GRADER_SCRATCH_BYTES": str(self.limits.memory_bytes),

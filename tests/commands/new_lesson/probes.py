@@ -1,0 +1,29 @@
+"""Lesson 8 (the gradient of a square), added by tests/commands/test_new_lesson.py: what the
+grader observes of each answer."""
+
+from grader.probing import autograd_called, by_hand
+
+
+def _inputs(draw):
+    """A vector and a matrix of drawn sizes and values."""
+    return [draw.tensor(draw.integer(2, 6)), draw.tensor(draw.integer(2, 3), draw.integer(2, 4))]
+
+
+def test_square_grad(student, observe, draw):
+    for x in _inputs(draw):
+        result, used = autograd_called(student.square_grad, x)
+        observe(f"square_grad(x) for x of shape {tuple(x.shape)}", result)
+        observe("square_grad called autograd", used)
+
+
+def test_square_grad_by_hand(student, observe, draw):
+    for x in _inputs(draw):
+        result = by_hand(student.square_grad_by_hand, x)
+        observe(f"square_grad_by_hand(x) for x of shape {tuple(x.shape)}", result)
+
+
+def test_mean_square_grad(student, observe, draw):
+    for x in _inputs(draw):
+        result, used = autograd_called(student.mean_square_grad, x)
+        observe(f"mean_square_grad(x) for x of shape {tuple(x.shape)}", result)
+        observe("mean_square_grad called autograd", used)
