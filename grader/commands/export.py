@@ -57,6 +57,8 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
     try:
         submission = gb.find_submission(assignment.name, student.id)
     except MissingEntry:
+        submission = None
+    if submission is None or _never_graded(submission):  # or only an extension's row
         row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
         row.update(outcome="no submission", detail="")
         return row
@@ -75,6 +77,14 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
             if column:
                 row[column] = grade.score
     return row
+
+
+def _never_graded(submission) -> bool:
+    """Whether a submission's row holds no timestamp and no grade at all: the row nbgrader makes
+    for an extension given before anything was handed in."""
+    grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+    scored = any(g.auto_score is not None or g.manual_score is not None for g in grades)
+    return submission.timestamp is None and not scored
 
 
 def _exercise_columns(assignment) -> dict[tuple[str, str], str]:

@@ -1,9 +1,12 @@
 """Make a folder an nbgrader course for this repository's lessons."""
 
-import csv
+from datetime import datetime
 from pathlib import Path
 
-from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, lessons
+from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, is_course, lessons
+from grader.lms.due_dates import course_time_zone, read_due_dates, zone_named
+from grader.lms.late_policy import PLUGIN_NAME, parse_policy, policy_in_force
+from grader.lms.roster import Student, read_roster, save_roster
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -17,8 +20,13 @@ use_safe_feedback(c)
 c.CourseDirectory.root = {root!r}
 c.CourseDirectory.source_directory = {source!r}
 c.CourseDirectory.release_directory = "release"
+# What a late submission costs (`grader init --late-policy`, grader/lms/late_policy.py).
+c.AssignLatePenalties.plugin_class = {plugin!r}
+c.CourseLatePolicy.policy = {policy!r}
 """
 DB_URL_LINE = "c.CourseDirectory.db_url = {db_url!r}\n"
+# Due dates written with no zone are read in it; the formgrader shows times in it.
+TIME_ZONE_LINE = "c.NbGraderAPI.timezone = {time_zone!r}  # grader init --time-zone\n"
 
 
 def init_course(
@@ -26,33 +34,69 @@ def init_course(
     roster: Path | None = None,
     due_dates: Path | None = None,
     db_url: str | None = None,
+    *,
+    id_column: str | None = None,
+    time_zone: str | None = None,
+    late_policy: str | None = None,
 ) -> Course:
     """Create (or refresh) the course in `folder`: config, gradebook with every lesson, submitted/.
 
-    With `roster`, a CSV with an `id` column (and optionally first_name, last_name, email),
-    the students are entered in the gradebook, and `collect` rejects anyone not on it.
-    With `due_dates`, a CSV with `lesson` and `due` columns, nbgrader records late submissions.
+    With `roster`, a plain CSV with an `id` column or a Canvas or Moodle export (see
+    grader/lms/roster.py; `id_column` names the column of ids), the students are entered in
+    the gradebook and kept in `roster.csv`, and `collect` rejects anyone not on it.
+    With `due_dates`, a CSV with `lesson` and `due` columns (grader/lms/due_dates.py), nbgrader
+    records late submissions; `time_zone` (an IANA name) is the course's, which due dates
+    written without one are read in. `late_policy` is what a late submission costs
+    (grader/lms/late_policy.py; default none).
     With `db_url` (any SQLAlchemy URL, e.g. postgresql://…), the gradebook lives there instead of
-    in gradebook.db.
+    in gradebook.db. Refreshing a course keeps its time zone and late policy unless given anew.
+
+    The roster, the due dates, the time zone and the policy are all read and checked before
+    anything is written: with an error in any, `folder` is left as it was.
     """
     folder = Path(folder).resolve()
+    if id_column is not None and roster is None:
+        raise ValueError("--id-column names a column of the roster: give the roster too")
+    time_zone, policy = _settings(folder, time_zone, late_policy)
+    students = read_roster(roster, id_column) if roster is not None else None
+    dues = None
+    if due_dates is not None:
+        dues = read_due_dates(due_dates, Course(folder).lessons, time_zone)
+
     (folder / "submitted").mkdir(parents=True, exist_ok=True)
     (folder / "nbgrader_config.py").write_text(
         CONFIG_TEMPLATE.format(
             repo_config=str(REPO_ROOT / "nbgrader_config.py"),
             root=str(folder),
             source=str(folder / OWN_SOURCE),
+            plugin=PLUGIN_NAME,
+            policy=policy,
         )
         + (DB_URL_LINE.format(db_url=db_url) if db_url else "")
+        + (TIME_ZONE_LINE.format(time_zone=time_zone) if time_zone else "")
     )
     _link_lessons(folder / OWN_SOURCE)
     course = Course(folder)
     enter_lessons(course, lessons())
-    if roster is not None:
-        enter_roster(course, roster)
-    if due_dates is not None:
-        enter_due_dates(course, due_dates)
+    if students is not None:
+        enter_students(course, students)
+    if dues is not None:
+        set_due_dates(course, dues)
     return course
+
+
+def _settings(folder: Path, time_zone: str | None, late_policy: str | None) -> tuple:
+    """The course's time zone (an IANA name, or None) and late policy (its text): those given,
+    checked, else those of the course already in `folder` (none for a new course)."""
+    before = Course(folder) if is_course(folder) else None
+    if time_zone is None and before is not None:
+        time_zone = course_time_zone(before)
+    if time_zone is not None:
+        time_zone = zone_named(time_zone).key
+    if late_policy is not None:
+        return time_zone, str(parse_policy(late_policy))
+    kept = before and policy_in_force(before.config())
+    return time_zone, str(kept or parse_policy("none"))
 
 
 def _link_lessons(source: Path) -> None:
@@ -86,25 +130,39 @@ def ensure_entered(course: Course, selected: list[str]) -> list[str]:
     return missing
 
 
-def enter_roster(course: Course, roster: Path) -> list[str]:
-    """Add the students listed in the CSV `roster` to the course's gradebook."""
-    with open(roster, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    if not rows or "id" not in rows[0]:
-        raise ValueError(f"{roster}: a roster is a CSV file with an 'id' column")
-    fields = ("first_name", "last_name", "email")
-    with course.api().gradebook as gb:
-        for row in rows:
-            gb.update_or_create_student(row["id"], **{k: row[k] for k in fields if row.get(k)})
-    return [row["id"] for row in rows]
+def enter_roster(course: Course, roster: Path, id_column: str | None = None) -> list[str]:
+    """Add the students of the roster file `roster` (any form `read_roster` reads) to the
+    course's gradebook and its roster.csv; their ids."""
+    students = read_roster(roster, id_column)
+    enter_students(course, students)
+    return [student.id for student in students]
 
 
-def enter_due_dates(course: Course, due_dates: Path) -> None:
-    """Set each lesson's due date from the CSV `due_dates` (columns: lesson, due)."""
-    with open(due_dates, newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    if not rows or not {"lesson", "due"} <= set(rows[0]):
-        raise ValueError(f"{due_dates}: due dates are a CSV file with 'lesson' and 'due' columns")
+def enter_students(course: Course, students: list[Student]) -> None:
+    """Enter `students` in the course's gradebook (names, email and the platform's user id,
+    where known) and keep them as the course's roster.csv."""
     with course.api().gradebook as gb:
-        for row in rows:
-            gb.update_or_create_assignment(row["lesson"], duedate=row["due"])
+        for student in students:
+            known = {
+                "first_name": student.first_name,
+                "last_name": student.last_name,
+                "email": student.email,
+                "lms_user_id": student.lms_id,
+            }
+            gb.update_or_create_student(student.id, **{k: v for k, v in known.items() if v})
+    save_roster(course.root, students)
+
+
+def enter_due_dates(course: Course, due_dates: Path) -> dict[str, datetime]:
+    """Set each lesson's due date from the CSV `due_dates` (columns: lesson, due), read in the
+    course's time zone; the due dates set."""
+    dues = read_due_dates(due_dates, course.lessons, course_time_zone(course))
+    set_due_dates(course, dues)
+    return dues
+
+
+def set_due_dates(course: Course, dues: dict[str, datetime]) -> None:
+    """Record each lesson's due date (an aware datetime) in the course's gradebook."""
+    with course.api().gradebook as gb:
+        for lesson, due in dues.items():
+            gb.update_or_create_assignment(lesson, duedate=due)

@@ -17,7 +17,7 @@ def score_table(results: list[Result]) -> str:
             for cell in (
                 r.lesson,
                 r.student,
-                f"{r.score:g}",
+                _score_text(r),
                 f"{r.max_score:g}",
                 _outcome_text(r),
                 r.review,
@@ -33,6 +33,13 @@ def score_table(results: list[Result]) -> str:
     unjudged = sorted({r.lesson for r in results if verdicts_of(r.lesson) == IN_PROCESS})
     notes = [f"{terminal_safe(lesson)}: verdicts {IN_PROCESS}" for lesson in unjudged]
     return "\n".join([table, *notes])
+
+
+def _score_text(result: Result) -> str:
+    """The score; with a late penalty, the score after it and the raw score beside it."""
+    if not result.penalty:
+        return f"{result.score:g}"
+    return f"{result.final:g} ({result.score:g} - {result.penalty:g} late)"
 
 
 def _outcome_text(result: Result) -> str:

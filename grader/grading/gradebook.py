@@ -24,13 +24,13 @@ from nbgrader.api import (
     SubmittedNotebook,
     new_uuid,
 )
-from nbgrader.plugins import LateSubmissionPlugin
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from grader.cells import grade_id, is_answer, is_graded
 from grader.grading.database import sqlalchemy_engine
 from grader.judging.verdict import Verdict
+from grader.lms.late_policy import late_penalty_plugin
 
 
 @dataclass(frozen=True)
@@ -102,9 +102,7 @@ def save_grades(
             score = db.execute(
                 select(func.coalesce(func.sum(Grade.score), 0.0)).where(Grade.notebook_id == mine)
             ).scalar_one()
-            penalty = LateSubmissionPlugin(config=config).late_submission_penalty(
-                student, score, late
-            )
+            penalty = late_penalty_plugin(config).late_submission_penalty(student, score, late)
             penalty = None if penalty is None else min(penalty, score)
         db.execute(
             update(SubmittedNotebook)

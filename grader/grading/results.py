@@ -19,6 +19,12 @@ class Result:
     outcome: str
     detail: str = ""
     review: str = ""  # what the instructor should look at (code reaching for internals)
+    penalty: float = 0.0  # the late penalty taken off `score`, the raw score
+
+    @property
+    def final(self) -> float:
+        """The score after the late penalty."""
+        return max(0.0, self.score - self.penalty)
 
 
 def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
@@ -27,12 +33,17 @@ def scores_of(course: Course, lesson: str, students: list[str]) -> list[Result]:
     results = []
     with course.api().gradebook as gb:
         max_score = gb.find_assignment(lesson).max_score
-        scores = {s.student.id: s.score for s in gb.find_assignment(lesson).submissions}
+        submissions = gb.find_assignment(lesson).submissions
+        scores = {s.student.id: s.score for s in submissions}
+        penalties = {s.student.id: s.late_submission_penalty or 0.0 for s in submissions}
         for student in students:
             outcome, detail, _ = recorded.get(
                 (lesson, student), (Outcome.NOT_GRADED, "no grading run recorded", "")
             )
             score = scores.get(student, 0.0)
             flagged = review.get((lesson, student), "")
-            results.append(Result(student, lesson, score, max_score, outcome, detail, flagged))
+            penalty = penalties.get(student, 0.0)
+            results.append(
+                Result(student, lesson, score, max_score, outcome, detail, flagged, penalty)
+            )
     return results

@@ -104,8 +104,8 @@ def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
     (release / "notes.txt").write_text("text")
     (tmp_path / "secret.png").write_bytes(b"secret")
     (release / "link.png").symlink_to(tmp_path / "secret.png")
-    text = inline_released_images("![plot](./figures/plot.PNG) and ![p](figures/plot.PNG)", release)
-    assert text == "![plot](data:image/png;base64,iVBORw==) and ![p](data:image/png;base64,iVBORw==)"
+    text = inline_released_images("![plot](./figures/plot.PNG) ![p](figures/plot.PNG)", release)
+    assert text == "![plot](data:image/png;base64,iVBORw==) ![p](data:image/png;base64,iVBORw==)"
     for kept in (
         "![x](../../secret.png)",
         f"![x]({tmp_path / 'secret.png'})",

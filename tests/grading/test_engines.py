@@ -258,10 +258,14 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
     the score table handle both notebooks."""
     from grader.cli import main
 
-    fast, stock = init_course(tmp_path / "fast"), init_course(tmp_path / "stock")
+    policy = "per-day:1%,cap:20%"  # every submission is late: the cap applies
+    fast = init_course(tmp_path / "fast", late_policy=policy)
+    stock = init_course(tmp_path / "stock", late_policy=policy)
     for course in (fast, stock):
         _own_assignment(course.root / "source")
         assert main(["release", "ps1", "--course-dir", str(course.root)]) == 0
+        with course.api().gradebook as gb:
+            gb.update_or_create_assignment("ps1", duedate="2026-01-01 00:00:00 UTC")
     released = fast.root / "release" / "ps1"
     assert {p.name for p in released.rglob("*") if p.is_file()} == {
         "part1.ipynb", "part2.ipynb", "rows.csv", "pixel.png",
@@ -291,8 +295,9 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
     assert {s: row["raw_score"] for (_, s), row in grades["fast"].items()} == {
         "ann": 6.0, "ben": 3.0, "cat": 0.0, "dan": 2.0,
     }  # fmt: skip
+    assert grades["fast"][("ps1", "ann")]["score"] == pytest.approx(6.0 - 1.2)  # 20% per notebook
     details = {(r["assignment"], r["student_id"]): r["detail"] for r in grade_rows(fast)[1]}
-    assert details[("ps1", "dan")] == "part2.ipynb not submitted, scored 0"
+    assert details[("ps1", "dan")].startswith("part2.ipynb not submitted, scored 0; submitted")
     assert main(["feedback", "ps1", "--course-dir", str(fast.root)]) == 0
     pages = fast.root / "feedback" / "ann" / "ps1"
     assert sorted(p.name for p in pages.iterdir()) == ["part1.html", "part2.html"]
