@@ -47,14 +47,16 @@ def test_messy_export_is_placed_or_explained(course, tmp_path):
     _write(export, "bob_01_tensors.ipynb")
     _write(export, "carol_notes.txt")
     placed, rejected = collect(export, course)
-    assert [(p.student, p.lesson, p.note) for p in placed] == [("alice", L1, "new")]
+    assert [(p.student, p.lesson, p.note.split(";")[0]) for p in placed] == [("alice", L1, "new")]
     target = course.root / "submitted" / "alice" / L1 / f"{L1}.ipynb"
     assert target.read_text() == '{"a": 2}', "the newer duplicate is kept"
     assert (target.parent / "timestamp.txt").read_text().startswith("1970-01-01 00:33:20")
     reasons = {r.name: r.reason for r in rejected}
     assert reasons[f"alice_{L1}.ipynb"] == f"duplicate for alice: kept alice_resubmit_{L1}.ipynb"
-    assert reasons[f"mallory_{L1}.ipynb"] == "unknown student 'mallory': not on the roster"
-    assert reasons["bob_01_tensors.ipynb"].startswith(f"names no lesson; did you mean {L1}?")
+    assert reasons[f"mallory_{L1}.ipynb"] == (
+        "mallory? no roster entry with id, login, SIS id or email mallory"
+    )
+    assert reasons["bob_01_tensors.ipynb"].startswith(f"bob: names no lesson; did you mean {L1}?")
     assert reasons["carol_notes.txt"] == "not a notebook (.ipynb)"
 
 
@@ -64,11 +66,12 @@ def test_collect_from_a_zip_keeps_earlier_work(course, tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr(f"course/bob_{L3}.ipynb", '{"v": 1}')
     placed, rejected = collect(archive, course)
-    assert [(p.student, p.note) for p in placed] == [("bob", "new")] and rejected == []
-    assert collect(archive, course)[0][0].note == "unchanged"
+    assert [(p.student, p.note.split(";")[0]) for p in placed] == [("bob", "new")]
+    assert rejected == []
+    assert collect(archive, course).placed[0].note.startswith("unchanged;")
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr(f"bob_{L3}.ipynb", '{"v": 2}')
-    (again,) = collect(archive, course)[0]
+    (again,) = collect(archive, course).placed
     assert again.note.startswith("replaced an earlier submission")
     assert (
         list(course.root.glob(f"collect_backup/*/bob/{L3}/{L3}.ipynb"))[0].read_text() == '{"v": 1}'
@@ -82,7 +85,7 @@ def test_collect_for_one_lesson_rejects_other_lessons(course, tmp_path):
     _write(export, f"carol_{L3}.ipynb")
     placed, rejected = collect(export, course, lesson=L1)
     assert placed == []
-    assert rejected[0].reason == f"is a submission of {L3}, not {L1}"
+    assert rejected[0].reason == f"carol: is a submission of {L3}, not {L1}"
 
 
 def test_collect_cli_reports_each_file(course, tmp_path, capsys):
@@ -93,7 +96,7 @@ def test_collect_cli_reports_each_file(course, tmp_path, capsys):
     _write(export, "readme.md")
     assert main(["collect", str(export), "--course-dir", str(course.root)]) == 0
     out = capsys.readouterr().out
-    assert f"placed   carol_{L1}.ipynb -> carol/{L1}/{L1}.ipynb (new)" in out
+    assert f"placed   carol_{L1}.ipynb -> carol/{L1}/{L1}.ipynb (new; submitted " in out
     assert "rejected readme.md: not a notebook (.ipynb)" in out
     assert out.rstrip().endswith("1 placed, 1 rejected")
 
@@ -102,3 +105,14 @@ def test_collect_from_a_missing_source_is_a_clear_error(course, tmp_path, capsys
     """A source that does not exist is named in a one-line error, exit status 2."""
     assert main(["collect", str(tmp_path / "nowhere"), "--course-dir", str(course.root)]) == 2
     assert "nowhere: no such file or folder" in capsys.readouterr().err
+
+
+def test_collect_cli_fails_when_nothing_is_placed(course, tmp_path, capsys):
+    """An export of which nothing can be placed ends with exit status 1, each file explained."""
+    export = tmp_path / "nothing"
+    export.mkdir()
+    _write(export, "readme.md")
+    assert main(["collect", str(export), "--course-dir", str(course.root)]) == 1
+    out = capsys.readouterr().out
+    assert "rejected readme.md: not a notebook (.ipynb)" in out
+    assert out.rstrip().endswith("0 placed, 1 rejected")

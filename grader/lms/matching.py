@@ -1,0 +1,85 @@
+"""Which student on the roster a file belongs to, from what its name says (`exports.Claim`).
+
+Tried in order, the first that matches anyone deciding: the course's id, the platform's user id
+(lms_id), the login, the SIS id, the email (or its local part), then the full name, compared
+without case or accents, first-last or last-first, or in Canvas's squashed form (`garciamaria`).
+Two students matched by the same step is no match: the reason names both.
+"""
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import cache
+
+from grader.lms.exports import Claim
+from grader.lms.roster import Student
+
+
+def plain(text: str) -> str:
+    """`text` without case, accents or punctuation, words one space apart: `garcia maria`."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(re.sub(r"[\W_]+", " ", bare).split())
+
+
+@cache
+def _squashed_forms(student: Student) -> set[str]:
+    """The ways Canvas may write a student's sortable name ("Garcia, Maria") as one word: without
+    accents (`garciamaria`), with them, or with the non-ASCII letters dropped."""
+    forms = set()
+    for words in ((student.last_name, student.first_name), (student.first_name, student.last_name)):
+        text = "".join(words)
+        forms |= {plain(text).replace(" ", ""), re.sub(r"[\W_]", "", text.casefold())}
+        forms.add(re.sub(r"[^a-z0-9]", "", text.casefold()))
+    return forms - {""}
+
+
+@cache
+def _full_names(student: Student) -> set[str]:
+    first, last = plain(student.first_name), plain(student.last_name)
+    if not first or not last:
+        return {plain(student.full_name)} - {""}
+    return {f"{first} {last}", f"{last} {first}"}
+
+
+def _email_matches(email: str, token: str) -> bool:
+    email, token = email.casefold(), token.casefold()
+    return bool(email) and (email == token or ("@" not in token and email.split("@")[0] == token))
+
+
+def find_student(claim: Claim, students: list[Student]) -> Student | str:
+    """The one student of `students` that `claim` names, or why there is none (the reason opens
+    with the student the file seems to be, and a question mark)."""
+    tokens = [token for token in claim.ids if token]
+    folded = {token.casefold() for token in tokens}
+    names = {plain(name) for name in claim.names} - {""}
+    squashed = plain(claim.squashed).replace(" ", "")
+    steps: list[tuple[str, Callable[[Student], bool]]] = [
+        ("id", lambda s: s.id.casefold() in folded),
+        ("lms id", lambda s: bool(claim.lms_id) and s.lms_id == claim.lms_id),
+        ("login", lambda s: bool(s.login) and s.login.casefold() in folded),
+        ("SIS id", lambda s: bool(s.sis_id) and s.sis_id.casefold() in folded),
+        ("email", lambda s: any(_email_matches(s.email, token) for token in tokens)),
+        ("name", lambda s: bool(names & _full_names(s))),
+        ("name", lambda s: bool(squashed) and squashed in _squashed_forms(s)),
+    ]
+    for what, matches in steps:
+        found = [student for student in students if matches(student)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            both = ", ".join(f"{s.id} ({s.full_name or 'no name'})" for s in found)
+            return f"{claim.seems}? {len(found)} students on the roster have this {what}: {both}"
+    return f"{claim.seems}? no roster entry with {_looked_for(claim, tokens)}"
+
+
+def _looked_for(claim: Claim, tokens: list[str]) -> str:
+    said = []
+    if tokens:
+        said.append(f"id, login, SIS id or email {' or '.join(tokens)}")
+    if claim.lms_id:
+        said.append(f"lms id {claim.lms_id}")
+    said += [f"name {name!r}" for name in (*claim.names, claim.squashed) if name]
+    if not said:
+        return "anything the file's name says"
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " or " + said[-1]
