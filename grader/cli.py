@@ -22,13 +22,35 @@ def _course(args) -> Course:
 
 def _init(args) -> int:
     from grader.commands.init import init_course
+    from grader.lms.late_policy import describe_late_policy
 
     course = init_course(
-        args.folder, roster=args.roster, due_dates=args.due_dates, db_url=args.db_url
+        args.folder,
+        roster=args.roster,
+        due_dates=args.due_dates,
+        db_url=args.db_url,
+        id_column=args.id_column,
+        time_zone=args.time_zone,
+        late_policy=args.late_policy,
     )
     print(
         f"{course.root} is a course for {len(course.lessons)} lessons;"
         f" put submissions in {course.root}/submitted"
+    )
+    print(describe_late_policy(course))
+    return 0
+
+
+def _extend(args) -> int:
+    from grader.commands.extend import extend
+
+    course = _course(args)
+    given = extend(course, args.student, args.lesson, args.until)
+    print(
+        terminal_safe(
+            f"{args.student}: {args.lesson} due {given} later; run `grader autograde"
+            f" {args.lesson}` to recompute a graded submission's penalty"
+        )
     )
     return 0
 
@@ -52,7 +74,6 @@ def _release(args) -> int:
 
 def _outputs(args) -> int:
     from grader.commands.outputs import store_outputs
-
     from grader.commands.release import keep_colab_cells_in_step
 
     chosen = known_lessons(args.lessons) if args.lessons else lessons()
@@ -74,14 +95,10 @@ def _check(args) -> int:
 def _collect(args) -> int:
     from grader.commands.collect import collect
 
-    placed, rejected = collect(args.source, _course(args), args.lesson)
-    for item in placed:
-        where = f"{item.student}/{item.lesson}/{item.notebook}"
-        print(terminal_safe(f"placed   {item.name} -> {where} ({item.note})"))
-    for item in rejected:
-        print(terminal_safe(f"rejected {item.name}: {item.reason}"))
-    print(f"{len(placed)} placed, {len(rejected)} rejected")
-    return 0
+    run = collect(args.source, _course(args), args.lesson, args.pattern, args.time_zone)
+    for line in run.lines():
+        print(terminal_safe(line))
+    return 0 if run.ok else 1
 
 
 def _autograde(args) -> int:
@@ -89,6 +106,7 @@ def _autograde(args) -> int:
     from grader.commands.score_table import score_table
     from grader.grading.class_run import autograde
     from grader.judging.reference import IN_PROCESS, verdicts_of
+    from grader.lms.late_policy import describe_late_policy
     from grader.sandbox.outside.isolation import Limits
 
     if args.all == bool(args.lessons):
@@ -120,6 +138,7 @@ def _autograde(args) -> int:
         progress=True,
     )
     print(score_table(results))
+    print(describe_late_policy(course))
     return 0
 
 
@@ -133,6 +152,15 @@ def _feedback(args) -> int:
         print(terminal_safe(f"wrote {path}"))
     for student, reason in run.missing.items():
         print(terminal_safe(f"no feedback for {student}: {reason}"))
+    if args.bundle:
+        from grader.lms.feedback_bundle import bundle
+
+        made = bundle(course, args.lesson, args.bundle, args.bundle_to, args.ids_from)
+        print(terminal_safe(f"wrote {made.path} (for {args.bundle}'s bulk upload)"))
+        for student, why in made.placeholders.items():
+            print(terminal_safe(f"a page saying why for {student}: {why}"))
+        for student, why in made.unmatched.items():
+            print(terminal_safe(f"{args.bundle} will not match {student}'s file: {why}"))
     return 0
 
 
@@ -140,7 +168,19 @@ def _export(args) -> int:
     from grader.commands.export import export
 
     course = _course(args)
-    print(f"wrote {export(course, args.to or course.root / 'grades.csv')}")
+    lessons = course.known(args.lesson) if args.lesson else None
+    if args.lms is None:
+        print(f"wrote {export(course, args.to or course.root / 'grades.csv')}")
+        return 0
+    from grader.lms.grade_import import canvas_import, moodle_import, notes_for
+
+    to = args.to or course.root / f"grades-{args.lms}.csv"
+    if args.lms == "canvas":
+        written = canvas_import(course, to, lessons)
+    else:
+        written = moodle_import(course, to, lessons, args.match_on)
+    print(f"wrote {written} (for {args.lms}'s grade import)")
+    print(f"wrote {notes_for(written)} (why, for each student not simply graded)")
     return 0
 
 
@@ -184,6 +224,24 @@ def parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--db-url", help="gradebook database URL (default: sqlite gradebook.db in the folder)"
     )
+    init.add_argument(
+        "--id-column",
+        metavar="COLUMN",
+        help="roster column holding the ids (default: id; Canvas: SIS Login ID, SIS User ID or"
+        " ID; Moodle: Username, ID number or the email's name)",
+    )
+    init.add_argument(
+        "--time-zone",
+        metavar="ZONE",
+        help="the course's IANA time zone, e.g. America/Toronto: due dates with no offset are"
+        " read in it",
+    )
+    init.add_argument(
+        "--late-policy",
+        metavar="POLICY",
+        help="none (default), zero, per-hour:AMOUNT or per-day:AMOUNT, then optionally"
+        " ,cap:AMOUNT; AMOUNT is points or N%% of the score",
+    )
 
     rel = command(
         "release", _release, "regenerate notebooks/ from solutions/, or release a course's own"
@@ -204,7 +262,22 @@ def parser() -> argparse.ArgumentParser:
 
     col = command("collect", _collect, "bring in submissions from a folder or zip export")
     col.add_argument("source", type=Path)
-    col.add_argument("--lesson", help="the lesson, when file names do not say")
+    col.add_argument(
+        "--lesson", help="the only lesson to take, and the lesson of files that name none"
+    )
+    col.add_argument(
+        "--pattern",
+        help="regular expression for the files' paths, with named groups as nbgrader's"
+        " zip_collect takes them (student_id, file_id, timestamp; also student, lesson or"
+        " assignment, notebook, first_name, last_name, email, login, lms_id); overrides"
+        " detection",
+    )
+    col.add_argument(
+        "--time-zone",
+        metavar="ZONE",
+        help="IANA zone for times the platform writes without one, where its record states"
+        " none (default: the course's, else this computer's)",
+    )
     col.add_argument("--course-dir", type=Path, help=COURSE_HELP)
 
     auto = command("autograde", _autograde, "grade every submission of one or more lessons")
@@ -222,14 +295,40 @@ def parser() -> argparse.ArgumentParser:
     feed = command("feedback", _feedback, "HTML feedback for every graded submission")
     feed.add_argument("lesson")
     feed.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+    feed.add_argument(
+        "--bundle", choices=["canvas", "moodle"], help="also zip the pages for the bulk upload"
+    )
+    feed.add_argument("--bundle-to", type=Path, help="the zip (default: COURSE/feedback-L-P.zip)")
+    feed.add_argument(
+        "--ids-from",
+        type=Path,
+        help="the platform's submissions download (Canvas) or grading worksheet (Moodle):"
+        " the ids its upload matches files by",
+    )
 
     exp = command("export", _export, "grades CSV (nbgrader's columns + one per exercise)")
     exp.add_argument("--course-dir", type=Path, help=COURSE_HELP)
     exp.add_argument("--to", type=Path, help="CSV file (default: COURSE/grades.csv)")
+    exp.add_argument("--lms", choices=["canvas", "moodle"], help="the platform's import format")
+    exp.add_argument("--lesson", action="append", help="only this lesson (repeatable; --lms)")
+    exp.add_argument(
+        "--match-on",
+        choices=["auto", "email", "username", "idnumber"],
+        default="auto",
+        help="Moodle's field that identifies students (default: the first all students have)",
+    )
 
     rep = command("report", _report, "HTML report with figures of what the class missed")
     rep.add_argument("--course-dir", type=Path, help=COURSE_HELP)
     rep.add_argument("--out", type=Path, help="folder (default: COURSE/report)")
+
+    ext = command("extend", _extend, "give one student more time for one lesson")
+    ext.add_argument("student")
+    ext.add_argument("lesson")
+    ext.add_argument(
+        "--until", required=True, metavar="WHEN", help="new deadline, e.g. 2026-10-08T23:59-04:00"
+    )
+    ext.add_argument("--course-dir", type=Path, help=COURSE_HELP)
 
     demo = command("demo", _demo, "the whole pipeline on the bundled example class")
     demo.add_argument("--out", type=Path, default=DEFAULT_OUT, help="course folder to create")

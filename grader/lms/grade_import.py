@@ -1,0 +1,256 @@
+"""Grades as the platforms' gradebook imports take them: a Canvas CSV and a Moodle CSV.
+
+Both files have a row for every student of the class (`class_list`: the roster, then anyone in
+the gradebook who is not on it) and a column per lesson, holding the lesson's score after the
+late penalty, as `grader export` computes it (`grade_rows`). A student with no submission, or
+with a submission that could not be graded, has 0, as in nbgrader's own export: a blank cell
+would leave whatever the platform held. Why is written beside the file, in `<name>-notes.csv`
+(`notes_for`): one line per student and lesson that was not simply graded (no submission,
+malformed, missing notebook, timed out, …, with the detail), or has answer cells to review, and
+one per student the file could not hold. The platforms' imports read every column they do not
+know as an assignment (Canvas) or ask for a mapping of it (Moodle), so the reasons are not in
+the import file itself.
+
+Lessons: those named, else every lesson someone submitted (a lesson nobody has handed in yet
+would put a column of zeros in the platform's gradebook).
+"""
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.course import Course
+from grader.lms.roster import Student, load_roster
+from grader.safe_output.text import csv_safe
+
+NO_SUBMISSION = "no submission"  # grade_rows' outcome when the gradebook holds none
+NOTES_COLUMNS = ["student", "name", "lesson", "score", "outcome", "detail", "review"]
+
+CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_POINTS_ROW = "Points Possible"
+
+# Moodle's "Identify user by" fields, named as its import screen names them.
+MOODLE_IDENTIFIERS = {"email": "Email address", "username": "Username", "idnumber": "ID number"}
+MOODLE_NEW_ITEM_MAXIMUM = 100.0  # a new grade item's maximum grade, unless the site raised it
+
+
+@dataclass(frozen=True)
+class Grades:
+    """The scores to import: lessons (columns), their maximum, and each student's row."""
+
+    lessons: list[str]
+    maximum: dict[str, float]
+    score: dict[tuple[str, str], float]  # (student id, lesson) -> score after the late penalty
+    notes: list[dict]  # NOTES_COLUMNS
+
+
+def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) -> Path:
+    """Write the CSV Canvas's Grades > Import takes, and its notes; the CSV's path.
+
+    Columns: Student ("Last, First"), ID (the Canvas user id, the roster's lms_id), SIS User ID,
+    SIS Login ID (the roster's login; for a student whose roster line has no platform id, the
+    course's student id), Section, then one column per lesson named with the lesson id, so
+    Canvas matches an assignment of that name or makes a new one. A "Points Possible" row
+    under the header, as in Canvas's own export, gives a new assignment its points. Canvas
+    finds each student by ID, else SIS User ID, else SIS Login ID, else by name.
+    """
+    students = class_list(course)
+    grades = class_grades(course, students, lessons)
+    rows = [
+        [CANVAS_POINTS_ROW, "", "", "", ""] + [points(grades.maximum[x]) for x in grades.lessons]
+    ]
+    for student in students:
+        plain = not (student.lms_id or student.sis_id or student.login)
+        identity = [
+            sortable_name(student),
+            student.lms_id,
+            student.sis_id,
+            student.login or (student.id if plain else ""),
+            student.section,
+        ]
+        scores = [points(grades.score.get((student.id, x), 0.0)) for x in grades.lessons]
+        rows.append(identity + scores)
+    _write(to, CANVAS_STUDENT_COLUMNS + grades.lessons, rows)
+    _write_notes(to, grades.notes)
+    return Path(to)
+
+
+def moodle_import(
+    course: Course, to: Path, lessons: list[str] | None = None, match_on: str = "auto"
+) -> Path:
+    """Write the CSV Moodle's Grades > Import > CSV file takes, and its notes; the CSV's path.
+
+    Columns: one identifier, then First name and Last name, then one column per lesson named
+    with the lesson id. The identifier is `match_on`: "email" (Email address, the roster's
+    email), "username" (Username: the roster's login, or for a student whose roster line has
+    no platform id, the course's student id) or "idnumber" (ID number: the roster's sis_id);
+    "auto" takes the first of these that every student has.
+
+    In Moodle's import screen: "Identify user by" Map from = the first column, Map to = the
+    field of the same name (Email address, Username or ID number); "Grade item mappings": each
+    lesson column to "New grade item" (the first time) or to the lesson's grade item, and
+    First name and Last name to "Ignore".
+
+    A student without the identifier is left out of the file and listed in the notes: Moodle
+    skips a blank identifier and gives the row's grades to the student of the row above.
+    A new grade item's maximum is 100 unless the site allows more; a lesson worth more is
+    noted (make its grade item first).
+    """
+    students = class_list(course)
+    grades = class_grades(course, students, lessons)
+    field = _moodle_field(students, match_on)
+    notes = list(grades.notes)
+    rows = []
+    for student in students:
+        key = moodle_identifier(student, field)
+        if not key:
+            why = f"no {MOODLE_IDENTIFIERS[field]} on the roster, which Moodle finds students by"
+            notes.append(_note(student, "", "", "left out", why))
+            continue
+        scores = [points(grades.score.get((student.id, x), 0.0)) for x in grades.lessons]
+        rows.append([key, student.first_name, student.last_name] + scores)
+    for lesson in grades.lessons:
+        if grades.maximum[lesson] > MOODLE_NEW_ITEM_MAXIMUM:
+            detail = (
+                f"worth {points(grades.maximum[lesson])}: a new Moodle grade item is out of 100"
+            )
+            notes.append({"lesson": lesson, "outcome": "maximum", "detail": detail})
+    header = [MOODLE_IDENTIFIERS[field], "First name", "Last name"] + grades.lessons
+    _write(to, header, rows)
+    _write_notes(to, notes)
+    return Path(to)
+
+
+def notes_for(import_file: Path) -> Path:
+    """The notes written beside an import file: `grades.csv` -> `grades-notes.csv`."""
+    import_file = Path(import_file)
+    return import_file.with_name(f"{import_file.stem}-notes.csv")
+
+
+def moodle_identifier(student: Student, field: str) -> str:
+    """The student's value for Moodle's identifier `field` (email, username or idnumber)."""
+    if field == "email":
+        return student.email
+    if field == "idnumber":
+        return student.sis_id
+    plain = not (student.lms_id or student.sis_id or student.login)
+    return student.login or (student.id if plain else "")
+
+
+def _moodle_field(students: list[Student], match_on: str) -> str:
+    if match_on in MOODLE_IDENTIFIERS:
+        return match_on
+    if match_on != "auto":
+        known = ", ".join(["auto", *MOODLE_IDENTIFIERS])
+        raise ValueError(f"no Moodle identifier {match_on!r} (known: {known})")
+    for field in MOODLE_IDENTIFIERS:
+        if all(moodle_identifier(student, field) for student in students):
+            return field
+    return max(
+        MOODLE_IDENTIFIERS, key=lambda f: sum(bool(moodle_identifier(s, f)) for s in students)
+    )
+
+
+def class_grades(
+    course: Course, students: list[Student], lessons: list[str] | None = None
+) -> Grades:
+    """Each score per student and lesson (after the late penalty), and the notes on those that
+    were not simply graded; `students`: the class (`class_list`)."""
+    from grader.commands.export import grade_rows
+
+    _, rows = grade_rows(course)
+    if lessons is None:
+        submitted = {row["assignment"] for row in rows if row["outcome"] != NO_SUBMISSION}
+        lessons = [lesson for lesson in course.lessons if lesson in submitted]
+        lessons += sorted(submitted - set(lessons))
+    else:
+        course.known(lessons)
+    maximum = {lesson: 0.0 for lesson in lessons}
+    score, notes, seen = {}, [], set()
+    by_id = {student.id: student for student in students}
+    for row in rows:
+        lesson, sid = row["assignment"], row["student_id"]
+        if lesson not in maximum:
+            continue
+        maximum[lesson] = float(row["max_score"] or 0.0)
+        score[(sid, lesson)] = float(row["score"] or 0.0)
+        seen.add((sid, lesson))
+        outcome, review = str(row["outcome"]), row.get("review", "")
+        if outcome != "graded" or review:
+            student = by_id.get(sid, Student(sid, row["first_name"], row["last_name"]))
+            shown = points(score[(sid, lesson)])
+            notes.append(_note(student, lesson, shown, outcome, row["detail"], review))
+    for student in students:  # on the roster, never entered in the gradebook
+        for lesson in lessons:
+            if (student.id, lesson) not in seen:
+                notes.append(_note(student, lesson, "0", NO_SUBMISSION, "not in the gradebook"))
+    if any(not value for value in maximum.values()):  # a lesson no student of the gradebook has
+        with course.api().gradebook as gb:
+            for assignment in gb.assignments:
+                if assignment.name in maximum:
+                    maximum[assignment.name] = float(assignment.max_score or 0.0)
+    return Grades(lessons, maximum, score, notes)
+
+
+def class_list(course: Course) -> list[Student]:
+    """The class: the roster's students (roster.csv), then those in the gradebook that are not
+    on it (all of them, for a course made without a roster), sorted as the platforms list
+    students: by last name, first name, then id."""
+    listed = load_roster(course.root)
+    known = {student.id for student in listed}
+    with course.api().gradebook as gb:
+        others = [
+            Student(
+                id=s.id,
+                first_name=s.first_name or "",
+                last_name=s.last_name or "",
+                email=s.email or "",
+                lms_id=s.lms_user_id or "",
+            )
+            for s in gb.students
+            if s.id not in known
+        ]
+    return sorted(
+        listed + others, key=lambda s: (s.last_name.casefold(), s.first_name.casefold(), s.id)
+    )
+
+
+def sortable_name(student: Student) -> str:
+    """ "Last, First", as Canvas sorts and matches names (one of them alone, else the id)."""
+    if student.last_name and student.first_name:
+        return f"{student.last_name}, {student.first_name}"
+    return student.last_name or student.first_name or student.id
+
+
+def points(value: float) -> str:
+    """A score as the platforms read it: at most two decimals, no trailing zeros."""
+    text = f"{round(float(value), 2):.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+def _note(
+    student: Student, lesson: str, score: str, outcome: str, detail: str = "", review: str = ""
+) -> dict:
+    return {
+        "student": student.id,
+        "name": student.full_name,
+        "lesson": lesson,
+        "score": score,
+        "outcome": outcome,
+        "detail": detail,
+        "review": review,
+    }
+
+
+def _write_notes(import_file: Path, notes: list[dict]) -> None:
+    rows = [[note.get(column, "") for column in NOTES_COLUMNS] for note in notes]
+    _write(notes_for(import_file), NOTES_COLUMNS, rows)
+
+
+def _write(to: Path, header: list[str], rows: list[list]) -> None:
+    to = Path(to)
+    to.parent.mkdir(parents=True, exist_ok=True)
+    with open(to, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([csv_safe(cell) for cell in header])
+        writer.writerows([[csv_safe(cell) for cell in row] for row in rows])
