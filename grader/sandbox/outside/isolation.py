@@ -216,7 +216,17 @@ def _detect_isolation() -> Detected:
     missing.append("network, filesystem and process isolation are OFF")
     if as_root:
         missing.append("student code runs as root: the process limit does not bind")
-    return Detected(Protections(pid_namespace=False, own_user=False, missing=missing), [])
+    # The cgroups need no namespace: a host that offers them limits memory and CPU all the same.
+    memory, cpu, version, cgroups_missing = _cgroups_here()
+    protections = Protections(
+        pid_namespace=False,
+        own_user=False,
+        memory_cgroup=memory,
+        cpu_share=cpu,
+        missing=missing + cgroups_missing,
+        cgroup_version=version,
+    )
+    return Detected(protections, [])
 
 
 def _cgroups_here() -> tuple[bool, bool, int, list[str]]:
