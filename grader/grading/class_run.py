@@ -252,7 +252,7 @@ def _run_fast(
         with started.step("start-up"):
             workers = warm.get()
         with started.step("copy"):
-            copy_submission(api.coursedir, lesson, student)
+            copy_submission(api.coursedir, lesson, student, runnable)
         if problems:
             _zero(api, lesson, student, list(problems))
         for name in runnable:
@@ -266,6 +266,7 @@ def _run_fast(
                 workers,
                 task.next_lesson if last else None,
                 record if last else lambda db, run: None,
+                more=not last,
             )
     except Exception as error:  # recorded as the outcome: one submission never stops a class
         _zero(api, lesson, student)

@@ -9,9 +9,11 @@ grades.
 """
 
 import functools
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
@@ -64,10 +66,12 @@ class GradedRun:
         return tuple(name for name in self.grade_cells if name not in self.present)
 
 
-def copy_submission(coursedir, lesson: str, student: str) -> Path:
+def copy_submission(coursedir, lesson: str, student: str, notebooks: list[str]) -> Path:
     """Copy `student`'s submission of `lesson` into autograded/, then the assignment's own files
-    over it, as nbgrader's autograde does (every file of its source folder, in subfolders too,
-    but notebooks and ignored files): the folder each notebook runs in."""
+    over it, as nbgrader's autograde does (every file of the submission and of the source
+    folder, in subfolders too, but ignored files and notebooks): the folder each notebook runs
+    in. Of the submission's notebooks, only `notebooks` (those to run) are copied: another,
+    or one that cannot be read, would keep its feedback page from being built."""
     from nbgrader.utils import find_all_files
 
     source = Path(coursedir.format_path(coursedir.submitted_directory, student, lesson))
@@ -75,7 +79,16 @@ def copy_submission(coursedir, lesson: str, student: str) -> Path:
     release = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
     if target.exists():
         shutil.rmtree(target)
-    _copy_regular_files(source, target)
+    running = {f"{name}.ipynb" for name in notebooks}
+
+    def wanted(relative: Path) -> bool:
+        ignored = any(
+            fnmatch(part, pattern) for part in relative.parts for pattern in coursedir.ignore
+        )
+        notebook = relative.suffix == ".ipynb"
+        return not ignored and (not notebook or str(relative) in running)
+
+    _copy_regular_files(source, target, wanted)
     for extra in find_all_files(str(release), [*coursedir.ignore, "*.ipynb"]):
         copy = target / Path(extra).relative_to(release)
         copy.parent.mkdir(parents=True, exist_ok=True)
@@ -93,9 +106,12 @@ def autograde_notebook(
     workers: Workers,
     then: str | None,
     record: Callable[[Connection, GradedRun], None],
+    more: bool = False,
 ) -> GradedRun:
     """Grade `student`'s `notebook` of `lesson`, copied into autograded/ already
-    (`copy_submission`), into that folder and the gradebook.
+    (`copy_submission`), into that folder and the gradebook. Where `more` notebooks of the
+    assignment run after it, the files its run left go into that folder for them, as in
+    nbgrader's one folder per submission.
 
     The submission's probes draw their inputs from a seed drawn for it alone, and the reference
     server gives the solution's observations for the same seed. The sandbox and the
@@ -136,8 +152,11 @@ def autograde_notebook(
             reading = how.read(nb, how.rules(probes["source"], lesson_nb), lesson_code)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     prefix = lesson if notebook == lesson else None  # the kit's lessons share their first cells
-    report = workers.sandbox.run(cells, folder_files(target, path.name), probes, prefix, then)
+    files = folder_files(target, path.name)
+    report = workers.sandbox.run(cells, files, probes, prefix, then, files_back=more)
     timings.update(report.timings)
+    with timings.step("copy"):
+        keep_files(target, report.files)
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, probes["seed"]) if probes else {}
     with timings.step("nbgrader steps"):
@@ -180,6 +199,22 @@ def autograde_notebook(
     return graded(saved)
 
 
+def keep_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Write the files a run left (paths checked safe and inside `folder` by the report's
+    reader) into `folder`, but no notebook: each notebook is graded as submitted."""
+    root = folder.resolve()
+    for name, data in files.items():
+        path = (folder / name).resolve()
+        if path.suffix == ".ipynb" or not path.is_relative_to(root) or path == root:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            continue
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with open(fd, "wb") as handle:
+            handle.write(data)
+
+
 def _detail(report, nb) -> str:
     """The run's detail, naming the cell as the student finds it in their notebook."""
     if report.where is None or not 0 <= report.where < len(nb.cells):
@@ -215,11 +250,13 @@ def _write(nb, path: Path) -> None:
     path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
 
 
-def _copy_regular_files(source: Path, target: Path) -> None:
-    """Copy the submission's regular files (no link followed, no device read), up to limits."""
+def _copy_regular_files(source: Path, target: Path, wanted: Callable[[Path], bool]) -> None:
+    """Copy the submission's regular files that are `wanted` (given their path inside it; no
+    link followed, no device read), up to limits."""
     target.mkdir(parents=True)
     total = 0
-    for path in regular_files(source)[:COPY_COUNT]:
+    chosen = [path for path in regular_files(source) if wanted(path.relative_to(source))]
+    for path in chosen[:COPY_COUNT]:
         total += path.lstat().st_size
         if total > COPY_LIMIT:
             break

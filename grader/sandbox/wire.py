@@ -16,6 +16,8 @@ from grader.compat import StrEnum
 HEADER = struct.Struct(">I")
 MAX_DEPTH = 64
 MAX_OUTPUTS = 1000  # outputs per cell: more is flooding, however small each one is
+# What a run leaves in its folder for the assignment's next notebook, sent back where asked
+FILES_BACK_BYTES, FILES_BACK_COUNT = 8 * 1024**2, 500
 
 
 class Kind(StrEnum):
@@ -23,7 +25,7 @@ class Kind(StrEnum):
     cells and the test cells), READY, LESSON (run a lesson's first cells once), PREPARE (have
     them run, for later), PREFIX (their outputs), FORK, FORKED, CLEAN, EXITED, CLEANED; grading
     process -> submission: REQUEST; submission -> grading process: START, CELL, PROBE,
-    FINISHED; grading process <-> reference server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
+    FILES, FINISHED; grading process <-> reference server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
 
     WARM = "warm"
     LESSON = "lesson"
@@ -36,6 +38,7 @@ class Kind(StrEnum):
     START = "start"
     CELL = "cell"
     PROBE = "probe"
+    FILES = "files"
     FINISHED = "finished"
     CLEAN = "clean"
     CLEANED = "cleaned"

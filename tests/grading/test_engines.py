@@ -176,7 +176,8 @@ PIXEL = bytes.fromhex(
 
 def _own_assignment(source):
     """An instructor's own nbgrader assignment of two notebooks, with a data file in a subfolder
-    and an image; no probes; a manually graded answer beside the tests."""
+    and an image; no probes; a manually graded answer beside the tests; the second notebook
+    reads a file the first one writes (nbgrader runs both in one folder)."""
     cell = nbformat.v4.new_code_cell
     meta = {"schema_version": 3, "locked": False, "task": False}
 
@@ -205,11 +206,13 @@ def _own_assignment(source):
         test("test_square", "assert square(3) == 9" + hidden.format("assert square(-2) == 4"), 2),
         answer("total", "def total():" + solved.format("return sum(map(int, rows))")),
         test("test_total", "assert total() == 6", 3),
+        cell("with open('made_by_part1.txt', 'w') as out:\n    out.write(str(total()))"),
     ]
     part2 = [
         nbformat.v4.new_markdown_cell("# Part 2\n\n![a pixel](pixel.png)"),
         answer("half", "def half(x):" + solved.format("return x / 2")),
         test("test_half", "assert half(5) == 2.5", 1),
+        test("test_made", "assert open('made_by_part1.txt').read() == '6'", 1),  # part 1's file
         answer("why", "### BEGIN SOLUTION\nBecause.\n### END SOLUTION", points=2),
     ]
     (source / "ps1" / "data").mkdir(parents=True)
@@ -275,6 +278,8 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
     assert sorted(p.name for p in (fast.root / "submitted" / "dan" / "ps1").iterdir()) == [
         "part1.ipynb", "timestamp.txt",
     ]  # fmt: skip
+    ben = fast.root / "submitted" / "ben" / "ps1"
+    shutil.copy(ben / "part1.ipynb", ben / "scratch.ipynb")  # a notebook beside the assignment's
     shutil.copytree(fast.root / "submitted", stock.root / "submitted", dirs_exist_ok=True)
     for course, engine in ((fast, "fast"), (stock, "nbgrader")):
         args = ["autograde", "ps1", "--course-dir", str(course.root), "--engine", engine]
@@ -289,18 +294,22 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
         for (_, student), row in grades["fast"].items()
     }
     assert per_cell["ann"] == {
-        "part1:test_square": 2.0, "part1:test_total": 3.0, "part2:test_half": 1.0, "part2:why": 0.0,
+        "part1:test_square": 2.0, "part1:test_total": 3.0, "part2:test_half": 1.0,
+        "part2:test_made": 1.0, "part2:why": 0.0,
     }  # fmt: skip
     assert per_cell["ben"]["part1:test_square"] == 0.0 and per_cell["ben"]["part2:test_half"] == 0
+    assert per_cell["cat"]["part2:test_made"] == 0  # part 1 wrote nothing: total() raised
     assert {s: row["raw_score"] for (_, s), row in grades["fast"].items()} == {
-        "ann": 6.0, "ben": 3.0, "cat": 0.0, "dan": 2.0,
+        "ann": 7.0, "ben": 4.0, "cat": 0.0, "dan": 2.0,
     }  # fmt: skip
-    assert grades["fast"][("ps1", "ann")]["score"] == pytest.approx(6.0 - 1.2)  # 20% per notebook
+    assert grades["fast"][("ps1", "ann")]["score"] == pytest.approx(7.0 - 1.4)  # 20% per notebook
     details = {(r["assignment"], r["student_id"]): r["detail"] for r in grade_rows(fast)[1]}
     assert details[("ps1", "dan")].startswith("part2.ipynb not submitted, scored 0; submitted")
     assert main(["feedback", "ps1", "--course-dir", str(fast.root)]) == 0
     pages = fast.root / "feedback" / "ann" / "ps1"
     assert sorted(p.name for p in pages.iterdir()) == ["part1.html", "part2.html"]
     assert not (fast.root / "feedback" / "dan" / "ps1" / "part2.html").exists()
+    assert "not graded: scratch.ipynb" in details[("ps1", "ben")]
+    assert (fast.root / "feedback" / "ben" / "ps1" / "part1.html").is_file()  # scratch no bar
     inlined = f'src="data:image/png;base64,{base64.b64encode(PIXEL).decode()}"'
     assert inlined in (pages / "part2.html").read_text()  # the page shows the released image

@@ -38,16 +38,34 @@ def _text(report, cell: int) -> str:
     return "".join(out.get("text", "") for out in report.cells[cell]["outputs"])
 
 
-def test_no_writable_folder_is_searched_nor_its_cached_finder_kept(sandbox):
+def test_no_writable_folder_is_searched_first_nor_its_cached_finder_kept(sandbox):
     """The template started in /tmp, so it searched and cached a finder for it; a submission
-    sees neither, while the finders of the read-only folders stay cached."""
+    sees neither, while the finders of the read-only folders stay cached. Its working folder
+    is searched last, as a kernel searches it (an assignment's own modules)."""
     report = sandbox.run([(0, LOOK)], {})
     seen = json.loads(_text(report, 0))
-    assert seen["path"] == [] and seen["finders"] == [], seen
+    assert seen["path"] == ["/tmp/submission"] and seen["finders"] == [], seen
     assert seen["kept"] > 10, seen
 
 
-def test_a_module_planted_in_a_writable_folder_is_not_imported(sandbox):
-    report = sandbox.run([(0, PLANT), (1, "import planted_by_the_submission")], {})
-    (error,) = report.cells[1]["outputs"]
+def test_a_module_planted_in_a_writable_folder_stands_in_for_nothing_installed(sandbox):
+    """Modules planted in /tmp or /dev/shm are not imported. One in the working folder is, as a
+    kernel imports it (an assignment's helpers.py), but never in place of a module installed
+    with the grader (a planted colorsys.py is not the colorsys imported)."""
+    shadow = "with open('colorsys.py', 'w') as f:\n    f.write('PLANTED = 1')"
+    report = sandbox.run(
+        [
+            (0, PLANT),
+            (1, "import os\nos.remove('planted_by_the_submission.py')"),
+            (2, "import planted_by_the_submission"),
+            (3, shadow),
+            (4, "import sys\nsys.modules.pop('colorsys', None)\nimport colorsys"),
+            (5, "print(hasattr(colorsys, 'PLANTED'), hasattr(colorsys, 'rgb_to_hsv'))"),
+            (6, "import helpers\nprint(helpers.double(21))"),
+        ],
+        {"helpers.py": b"def double(x):\n    return 2 * x\n"},
+    )
+    (error,) = report.cells[2]["outputs"]
     assert error["ename"] == "ModuleNotFoundError", error
+    assert _text(report, 5) == "False True\n"
+    assert _text(report, 6) == "42\n"

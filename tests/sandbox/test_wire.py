@@ -9,6 +9,7 @@ from grader.judging.verdict import verdict
 from grader.sandbox import wire
 from grader.sandbox.outside.isolation import Limits
 from grader.sandbox.outside.reports import ReportWatch, RunReport, well_formed_outputs
+from grader.sandbox.wire import FILES_BACK_BYTES, Kind
 
 RULE = {"rtol": 1e-4, "atol": 1e-5}
 
@@ -129,3 +130,33 @@ def test_the_judge_answers_any_reported_value(value):
     for wanted in (2.5, 3, {"shape": [2], "values": [1.0, 2.0]}, "text", [1.0]):
         problem = verdict([["answer", wanted, RULE]], [["answer", value]])
         assert isinstance(problem, str) and len(problem) < 300
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"../up.txt": "00"},
+        {"/etc/passwd": "00"},
+        {"a/../../b": "00"},
+        {"a\\..\\b": "00"},
+        {"": "00"},
+        {"ok.txt": "zz"},
+        {"ok.txt": 7},
+        {"big.bin": "00" * (FILES_BACK_BYTES + 1)},
+        ["not", "a", "dict"],
+    ],
+)
+def test_files_left_by_a_run_must_be_relative_paths_within_the_limits(files):
+    """A FILES report naming a path out of the folder, holding what is not hex, or over the
+    limit breaks the channel's rules: the submission is not graded on it."""
+    watch = ReportWatch(Limits(), {}, files_back=True)
+    assert watch._take({"kind": Kind.FILES, "files": files}) == "files out of turn or not files"
+
+
+def test_files_are_taken_only_where_asked_for_and_once():
+    """Files come back only where the run was asked for them, once; they are decoded."""
+    assert ReportWatch(Limits(), {})._take({"kind": Kind.FILES, "files": {}}) is not None
+    watch = ReportWatch(Limits(), {}, files_back=True)
+    assert watch._take({"kind": Kind.FILES, "files": {"out/model.txt": "6869"}}) is None
+    assert watch.report.files == {"out/model.txt": b"hi"}
+    assert watch._take({"kind": Kind.FILES, "files": {"again.txt": "00"}}) is not None

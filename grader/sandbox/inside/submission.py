@@ -11,13 +11,14 @@ import dataclasses
 import os
 import signal
 import socket
+import sys
 import traceback
 from dataclasses import dataclass
 
 from grader.sandbox import wire
 from grader.sandbox.inside.isolate import isolate, limit, submission_uid
 from grader.sandbox.inside.settings import Settings
-from grader.sandbox.wire import Kind
+from grader.sandbox.wire import FILES_BACK_BYTES, FILES_BACK_COUNT, Kind
 
 WORK = "/tmp/submission"
 REQUEST_LIMIT = 256 * 1024**2
@@ -64,6 +65,9 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
     limit(limits, counted_by_cgroup)
     _prepare_folder(request.get("files", {}))
     os.chdir(WORK)
+    # A kernel imports modules from its working folder (an assignment's helpers.py); searched
+    # last here, so nothing there stands in for a module installed with the grader.
+    sys.path.append(WORK)
     runner.output_limit = limits["output_bytes"]
     from grader import probing  # imported by the template's warm-up already
 
@@ -86,7 +90,29 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
             with interrupted_after(seconds):  # run_probe reports the interruption as an error
                 seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
             wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
+    if request.get("files_back"):
+        wire.send(report_fd, Kind.FILES, files=_files_left())
     wire.send(report_fd, Kind.FINISHED)
+
+
+def _files_left() -> dict[str, str]:
+    """The regular files the run left in its folder (no notebook), hex-encoded, up to
+    FILES_BACK_BYTES in all: the next notebook of the assignment runs beside them, as it would in
+    nbgrader's one folder."""
+    found, total = {}, 0
+    for root, dirs, names in os.walk(WORK):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            size = os.path.getsize(path)
+            if total + size > FILES_BACK_BYTES or len(found) >= FILES_BACK_COUNT:
+                return found
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, WORK)] = handle.read(size).hex()
+            total += size
+    return found
 
 
 @dataclass

@@ -211,8 +211,10 @@ class Sandbox:
         probes=None,
         lesson=None,
         then=None,
+        files_back: bool = False,
     ) -> RunReport:
-        """Run the cells, with the files beside them, in a fresh fork; return what came back.
+        """Run the cells, with the files beside them, in a fresh fork; return what came back
+        (with `files_back`, also the files the run left in its folder).
 
         `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells. For a
         `lesson`, the fork starts from the server's run of the lesson's first cells, as far as
@@ -245,14 +247,15 @@ class Sandbox:
             "files": {name: data.hex() for name, data in files.items()},
             "limits": asdict(self.limits),
             "probes": probes,
+            "files_back": files_back,
         }
         probes_at = (probes or {}).get("at", {})
         try:
             try:
-                report = self._run(request, probes_at)
+                report = self._run(request, probes_at, files_back)
             except _NotStarted:  # the sandbox broke after the last submission: afresh, once
                 self._afresh(lesson, shared)
-                report = self._run(request, probes_at)
+                report = self._run(request, probes_at, files_back)
         except (OSError, TimeoutError, RuntimeError) as error:
             self.stop()
             return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
@@ -301,7 +304,7 @@ class Sandbox:
         if lesson in self.channel.prefixes:
             self._run_prefix(lesson, shared)
 
-    def _run(self, request: dict, probes_at: dict) -> RunReport:
+    def _run(self, request: dict, probes_at: dict, files_back: bool = False) -> RunReport:
         request_read, request_write = os.pipe()
         report_read, report_write = os.pipe()
         timings = Timings()
@@ -328,7 +331,8 @@ class Sandbox:
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
-            report = ReportWatch(self.limits, probes_at).follow(report_read, self.channel.control)
+            watch = ReportWatch(self.limits, probes_at, files_back)
+            report = watch.follow(report_read, self.channel.control)
         finally:
             os.close(report_read)
             if request_write >= 0:

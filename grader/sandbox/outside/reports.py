@@ -4,6 +4,7 @@ Messages must arrive in the order the cell runner sends them, within the time an
 a submission that writes into the channel gets no grade. Only well-formed outputs are kept.
 """
 
+import re
 import select
 import socket
 import time
@@ -14,10 +15,11 @@ import nbformat
 from grader.outcome import Outcome
 from grader.sandbox import wire
 from grader.sandbox.outside.isolation import Limits
-from grader.sandbox.wire import MAX_OUTPUTS, Kind
+from grader.sandbox.wire import FILES_BACK_BYTES, FILES_BACK_COUNT, MAX_OUTPUTS, Kind
 from grader.timings import Timings
 
 CELL_GRACE = 2.0  # seconds the submission's own interruption of a cell is given to arrive
+HEX = re.compile(r"(?:[0-9a-f]{2})*")
 
 
 @dataclass
@@ -30,13 +32,14 @@ class RunReport:
     cells: dict[int, dict] = field(default_factory=dict)
     probes: dict[str, list] = field(default_factory=dict)
     timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
+    files: dict[str, bytes] = field(default_factory=dict)  # left in its folder, where asked for
 
 
 class ReportWatch:
     """Follows one submission's reports while enforcing the time and output limits."""
 
-    def __init__(self, limits: Limits, probes_at: dict):
-        self.limits, self.probes_at = limits, probes_at
+    def __init__(self, limits: Limits, probes_at: dict, files_back: bool = False):
+        self.limits, self.probes_at, self.files_back = limits, probes_at, files_back
         self.report = RunReport()
         self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
         self.current: int | None = None
@@ -46,7 +49,8 @@ class ReportWatch:
     def follow(self, reports: int, control: socket.socket) -> RunReport:
         """Read until the submission finishes, dies, overruns a limit or breaks the protocol."""
         limits, report = self.limits, self.report
-        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000)
+        files = 2 * FILES_BACK_BYTES + 1_000_000 if self.files_back else 0  # sent as hex
+        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000 + files)
         started = cell_started = last = time.monotonic()
         exited, grace = None, None
         watched = [reports, control]
@@ -139,11 +143,42 @@ class ReportWatch:
                 return "a test's report out of turn"
             self.report.probes[self.expect_probe] = message.get("observations")
             self.expect_probe = None
+        elif kind == Kind.FILES:
+            files = message.get("files")
+            if not self.files_back or self.report.files or not _are_files(files):
+                return "files out of turn or not files"
+            self.report.files = {name: bytes.fromhex(data) for name, data in files.items()}
         elif kind == Kind.FINISHED:
             self.finished = True
         else:
             return f"an unknown message {kind[:40]!r}"
         return None
+
+
+def _are_files(files) -> bool:
+    """Whether a FILES message holds relative paths with hex contents, within the limits."""
+    if not isinstance(files, dict) or len(files) > FILES_BACK_COUNT:
+        return False
+    total = 0
+    for name, data in files.items():
+        if not (isinstance(name, str) and isinstance(data, str)) or not safe_relative(name):
+            return False
+        total += len(data) // 2
+        if total > FILES_BACK_BYTES or not HEX.fullmatch(data):
+            return False
+    return True
+
+
+def safe_relative(name: str) -> bool:
+    """Whether `name` is a path inside a folder: relative, without `..`, NUL or backslash."""
+    parts = name.split("/")
+    return (
+        bool(name)
+        and not name.startswith("/")
+        and "\\" not in name
+        and "\0" not in name
+        and all(part not in ("", ".", "..") for part in parts)
+    )
 
 
 def written_size(value, cap: int) -> int:
