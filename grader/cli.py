@@ -124,6 +124,7 @@ def _autograde(args) -> int:
         from grader.sandbox.outside.isolation import detect_protections
 
         print(detect_protections()[0].describe(), file=sys.stderr)
+        print(describe_late_policy(course), file=sys.stderr)
         for lesson in chosen:
             if verdicts_of(lesson) == IN_PROCESS:
                 print(f"{lesson}: verdicts {IN_PROCESS}", file=sys.stderr)
@@ -138,7 +139,6 @@ def _autograde(args) -> int:
         progress=True,
     )
     print(score_table(results))
-    print(describe_late_policy(course))
     return 0
 
 

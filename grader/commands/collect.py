@@ -10,15 +10,24 @@ submitted. It goes to `submitted/<student>/<lesson>/<notebook>.ipynb` with nbgra
 placed, rejected with a reason that names it and the student it seems to be, or read as a record
 of the platform (Blackboard's .txt, Brightspace's index.html, nbgrader's timestamp.txt).
 
+A file names the longest lesson it names whole (`ps10` in `lee_ps10_problem1`, never `ps1`).
+
 Times: the platform's own record where it has one (Blackboard's attempt time, the time in
-Brightspace's folder name, nbgrader's timestamp.txt), else the zip entry's time (Canvas, Moodle),
+Brightspace's folder name, nbgrader's timestamp.txt), else the zip entry's time (Moodle),
 else, for a folder, the file's modification time, which is when it was copied, and the note says
-so. Blackboard and Brightspace write local times with no zone, and so does a zip (unless it holds
-the UTC extended timestamp): they are read in the zone the record states (Blackboard's
-"Date Submitted: … CEST"), else the zone given (`timezone`), else the course's
-(`grader init --time-zone`, nbgrader's `NbGraderAPI.timezone` in its nbgrader_config.py), else
-this computer's, which the download was most likely made in; the note names the zone used.
-A submission older than the one already collected (its timestamp.txt) never replaces it.
+so. Canvas's download holds no submission time (its entries carry the time the zip was made):
+a file without its `_late_` mark is on time by Canvas's record and gets no timestamp.txt, which
+nbgrader reads as not late; a late one gets the download's time, the only bound there is, and
+the note says to check it. Blackboard and Brightspace write local times with no zone, and so
+does a zip (unless it holds the UTC extended timestamp): they are read in the zone the record
+states (Blackboard's "Date Submitted: … CEST"), else the zone given (`timezone`), else the
+course's (`grader init --time-zone`, nbgrader's `NbGraderAPI.timezone` in its
+nbgrader_config.py), else this computer's, which the download was most likely made in; the note
+names the zone used.
+A submission older than the one already collected (its timestamp.txt, or for one collected
+with none the time of the download it came in, kept in `collect_backup/download_times.json`)
+never replaces it. One found unchanged gets this record's time where it is better evidence (the
+platform's or an archive's, against a copy's) or earlier, and the note says it was corrected.
 """
 
 import difflib
@@ -31,9 +40,9 @@ from pathlib import Path
 
 from grader.compat import UTC
 from grader.course import Course, lessons
-from grader.lms.archive import Entry, Export, ExportError
+from grader.lms.archive import COPY_TIME, Entry, Export, ExportError
 from grader.lms.exports import NOTEBOOK, PLATFORMS, Claim, Layout, Pattern, detect
-from grader.lms.matching import find_student
+from grader.lms.matching import Ambiguous, doubt, find_student
 from grader.lms.roster import Student, load_roster
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@-]*$")
@@ -103,6 +112,40 @@ class CollectRun:
         return iter((self.placed, self.rejected))
 
 
+def _spans(text: str, known: list[str]) -> list[tuple[int, int, str]]:
+    """Where `text` names each of `known` at a name boundary: start, end, or a character that
+    is no letter or digit (`_`, `-`, space, `.`, `(`)."""
+    return [
+        (found.start(), found.end(), lesson)
+        for lesson in known
+        for found in re.finditer(rf"(?<![^\W_]){re.escape(lesson)}(?![^\W_])", text)
+    ]
+
+
+def named_lessons(text: str, known: list[str]) -> list[str]:
+    """The lessons of `known` that `text` names at a name boundary, longest first: `ps10` in
+    `lee_ps10_problem1`, never `ps1`; a lesson found only inside a longer one's name is not
+    named."""
+    spans = _spans(text, known)
+    kept = [
+        lesson
+        for start, end, lesson in spans
+        if not any(s <= start and end <= e and e - s > end - start for s, e, _ in spans)
+    ]
+    return sorted(dict.fromkeys(kept), key=len, reverse=True)
+
+
+def _before(text: str, lesson: str) -> str:
+    """`text` before its first naming of `lesson`."""
+    return text[: min(start for start, _, _ in _spans(text, [lesson]))]
+
+
+def _after(text: str, lesson: str) -> str:
+    """`text` after its last naming of `lesson` (all of it if it does not name it)."""
+    spans = _spans(text, [lesson])
+    return text[max(end for _, end, _ in spans) :] if spans else text
+
+
 def identify(
     name: str, only_lesson: str | None = None, known: list[str] | None = None
 ) -> tuple[str, str] | str:
@@ -112,15 +155,15 @@ def identify(
         return "not a notebook (.ipynb)"
     stem = name[: -len(".ipynb")]
     known = lessons() if known is None else known
-    named = [lesson for lesson in known if lesson in stem]
+    named = named_lessons(stem, known)
     if only_lesson and named and only_lesson not in named:
         return f"is a submission of {named[0]}, not {only_lesson}"
-    lesson = named[0] if named else only_lesson
+    lesson = (only_lesson if only_lesson in named else named[0]) if named else only_lesson
     if lesson is None:
         close = difflib.get_close_matches(stem.split("_", 1)[-1], known, n=1, cutoff=0.5)
         hint = f"; did you mean {close[0]}?" if close else f" (known: {', '.join(known)})"
         return f"names no lesson{hint}"
-    student = stem.split(lesson)[0].strip("_- ").split("_")[0] if named else stem.split("_")[0]
+    student = _before(stem, lesson).strip("_- ").split("_")[0] if named else stem.split("_")[0]
     if not STUDENT_ID.match(student):
         return f"no student id at the start of the name (found {student!r})"
     return student, lesson
@@ -131,7 +174,7 @@ def which_notebook(name: str, lesson: str, notebooks: list[str]) -> str | None:
     with (after the lesson's name, if it is there); None if it names none."""
     if len(notebooks) == 1:
         return notebooks[0]
-    stem = name.removesuffix(".ipynb").split(lesson)[-1]
+    stem = _after(name.removesuffix(".ipynb"), lesson)
     named = [notebook for notebook in notebooks if stem.endswith(notebook)]
     return max(named, key=len) if named else None
 
@@ -244,10 +287,14 @@ class _Found:
     student: str
     lesson: str
     notebook: str
-    time: datetime
+    time: datetime | None  # its submission time, for lateness; None: on time by the platform
+    bound: datetime | None  # the latest it can have been submitted (its time, or a download's)
     how: str  # where the time comes from
+    strong: bool  # the time is a record of the submission, not a copy's or a download's
     remark: str
     order: int
+    doubt: str = ""  # what to check about whose it is
+    by_order: bool = False  # the platform's order of copies decides, not their times
 
 
 class _Collector:
@@ -257,6 +304,9 @@ class _Collector:
         self.known = course.lessons
         self.notebooks = {assignment: course.notebooks(assignment) for assignment in self.known}
         self.backup_stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        self.troubles: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self._graded: dict[tuple[str, str], datetime] | None = None
+        self.downloads = _Downloads(course.root / "collect_backup" / "download_times.json")
 
     def examine(self, entry: Entry, export: Export, layout: Layout) -> "_Found | Rejected | Read":
         """What `entry` is: a submission to place, a record of the platform, or neither, why."""
@@ -278,30 +328,47 @@ class _Collector:
             return Rejected(entry.path, why)
         where = self._lesson_and_notebook(claim)
         if isinstance(where, str):
-            return Rejected(entry.path, f"{student}: {where}")
+            return Rejected(entry.path, f"{student.id}: {where}")
         when = self._time(claim, entry)
         if isinstance(when, str):
-            return Rejected(entry.path, f"{student}: {when}")
-        return _Found(entry, student, *where, *when, claim.remark, claim.order)
+            self.troubles[(student.id, where[0])].append(f"{entry.path}: {when}")
+            return Rejected(entry.path, f"{student.id}: {when}")
+        return _Found(
+            entry, student.id, *where, *when, claim.remark, claim.order,
+            doubt=doubt(claim, student) if self.students else "", by_order=bool(claim.lateness),
+        )  # fmt: skip
 
-    def _student(self, claim: Claim) -> tuple[str | None, str]:
+    def _student(self, claim: Claim) -> tuple[Student | None, str]:
         if self.students:
             found = find_student(claim, self.students)
+            if isinstance(found, Ambiguous):
+                return None, self._by_hand(claim, found)
             if isinstance(found, str):
                 return None, found
             problem = _id_problem(found.id)
             if problem:
                 return None, f"{claim.seems}? the roster's id {found.id!r} {problem}"
-            return found.id, ""
+            return found, ""
         token = next((token for token in claim.ids if token), "")
         if STUDENT_ID.match(token):
-            return token, ""
-        if claim.names:
+            return Student(token), ""
+        if claim.names or claim.squashed:
             return None, (
                 f"{claim.seems}? the course has no roster to match names with:"
                 " give it one (grader init --roster)"
             )
         return None, f"no student id at the start of the name (found {token!r})"
+
+    def _by_hand(self, claim: Claim, reason: Ambiguous) -> str:
+        """`reason`, naming the folder to place the file in by hand where the lesson is known."""
+        where = self._lesson_and_notebook(claim)
+        if isinstance(where, str):
+            return str(reason)
+        ids = "|".join(student.id for student in reason.students)
+        lesson, notebook = where
+        return str(reason).replace(
+            "submitted/<student>/<lesson>/", f"submitted/<{ids}>/{lesson}/{notebook}{NOTEBOOK}"
+        )
 
     def _lesson_and_notebook(self, claim: Claim) -> tuple[str, str] | str:
         """(lesson, notebook) the file is, or why it is none of the course's."""
@@ -314,10 +381,12 @@ class _Collector:
                 return f"its assignment {claim.lesson!r} is none of the course's ({known})"
             named = [claim.lesson]
         else:
-            named = [known for known in self.known if known in stem] or [
-                known for known in self.known if any(known in hint for hint in claim.hints)
+            in_hints = [
+                lesson for hint in claim.hints for lesson in named_lessons(hint, self.known)
             ]
-        named.sort(key=len, reverse=True)
+            named = named_lessons(stem, self.known) or sorted(
+                dict.fromkeys(in_hints), key=len, reverse=True
+            )
         if self.only_lesson and named and self.only_lesson not in named:
             return f"is a submission of {named[0]}, not {self.only_lesson}"
         lesson = self.only_lesson if self.only_lesson else (named[0] if named else None)
@@ -343,20 +412,37 @@ class _Collector:
             return f"names none of {lesson}'s notebooks ({', '.join(self.notebooks[lesson])})"
         return lesson, notebook
 
-    def _time(self, claim: Claim, entry: Entry) -> tuple[datetime, str] | str:
-        """When the file was submitted, and by whose record."""
+    def _time(self, claim: Claim, entry: Entry):
+        """(time, bound, how, strong): when the file was submitted (None: on time by the
+        platform's record, which gives no time), the latest it can have been, by whose record,
+        and whether that is a record of the submission; or why there is none."""
+        if claim.time_problem:
+            return claim.time_problem
         if claim.time is not None:
-            return claim.time.astimezone(UTC), claim.time_source
+            when = claim.time.astimezone(UTC)
+            return when, when, claim.time_source, True
         if claim.local_time is not None:
             when, how = self.clock.utc(claim.local_time, claim.zone, claim.zone_name)
-            return when, f"{claim.time_source}, {how}"
+            return when, when, f"{claim.time_source}, {how}", True
         unread = f"{claim.time_source}: unreadable; " if claim.time_source else ""
         if entry.time is not None:
-            return entry.time.astimezone(UTC), unread + entry.time_source
-        if entry.local_time is not None:
+            when, how = entry.time.astimezone(UTC), unread + entry.time_source
+        elif entry.local_time is not None:
             when, how = self.clock.utc(entry.local_time)
-            return when, f"{unread}{entry.time_source}, {how}"
-        return "no time of submission: neither the platform's record nor the archive gives one"
+            how = f"{unread}{entry.time_source}, {how}"
+        else:
+            when, how = None, ""
+        if claim.lateness == "on time":  # the entry's time is the download's: a bound only
+            return None, when, how, False
+        if when is None:
+            if claim.lateness:
+                return (
+                    f"{claim.remark.split(';')[0]}, and its download gives no time at all: place"
+                    " it by hand, with the time it was submitted in a timestamp.txt"
+                )
+            return "no time of submission: neither the platform's record nor the archive gives one"
+        strong = not claim.lateness and entry.time_source != COPY_TIME
+        return when, when, how, strong
 
     def place(self, found: list[_Found], export: Export, run: CollectRun) -> None:
         """Place the newest copy of each notebook, a student's lesson at a time."""
@@ -364,9 +450,11 @@ class _Collector:
         for item in found:
             key = (item.student, item.lesson, item.notebook)
             if key in newest:
-                older, newer = sorted([newest[key], item], key=lambda i: (i.time, i.order))
+                older, newer = sorted([newest[key], item], key=_recency)
                 newest[key] = newer
                 reason = f"duplicate for {item.student}: kept {newer.entry.path}"
+                if older.doubt and not newer.doubt:
+                    reason += f" ({older.doubt})"
                 run.rejected.append(Rejected(older.entry.path, reason))
             else:
                 newest[key] = item
@@ -375,10 +463,13 @@ class _Collector:
             groups[key[:2]].append(newest[key])
         for (student, lesson), items in groups.items():
             self._place_submission(student, lesson, items, export, run)
+        self.downloads.save()
 
     def _place_submission(self, student, lesson, items, export, run) -> None:
         folder = self.course.submission(student, lesson)
+        stamp_file = folder / "timestamp.txt"
         collected = _collected_time(folder)
+        downloaded = None if collected else self.downloads.get(student, lesson)
         files = []
         for item in items:
             try:
@@ -391,18 +482,35 @@ class _Collector:
             files.append((item, data, target, same, target.exists()))
         if not files:
             return
-        stamp = max(item.time for item, *_ in files)
-        if collected is not None and stamp < collected:
+        times = [item for item, *_ in files if item.time is not None]
+        latest = max(times, key=lambda item: item.time) if times else None  # None: on time
+        stamp = latest.time if latest else None
+        bounds = [item.bound for item, *_ in files]
+        bound = max(bounds) if None not in bounds else None
+        changed = not all(same for *_, same, _ in files)
+        before = collected or downloaded  # its time, else the time of the download it came in
+        if changed and before is not None and bound is not None and bound < before:
+            prev = before.strftime(SHOWN)
+            prev = prev if collected else f"in a download made {prev}, on time by its record"
             for item, _, target, same, _ in files:
                 if same:
                     run.placed.append(self._placed(item, target, "unchanged"))
                     continue
                 reason = (
-                    f"{student}: older than the submission already collected"
-                    f" ({collected.strftime(SHOWN)}); this one: {item.time.strftime(SHOWN)}"
-                    f" ({item.how})"
+                    f"{student}: older than the submission already collected ({prev});"
+                    f" this one: {_when(item).removeprefix('submitted ')}"
                 )
                 run.rejected.append(Rejected(item.entry.path, reason))
+            return
+        if stamp is None and bound is not None:  # what orders it against a later download
+            keep = changed or downloaded is None
+            self.downloads.set(student, lesson, bound if keep else min(bound, downloaded))
+        else:
+            self.downloads.drop(student, lesson)
+        if not changed:
+            action, timed = self._correct_time(stamp_file, collected, latest, files[0][0])
+            for item, _, target, *_ in files:
+                run.placed.append(self._placed(item, target, action, timed))
             return
         backup = None
         if any(existed and not same for *_, same, existed in files):
@@ -416,15 +524,130 @@ class _Collector:
                 target.write_bytes(data)
                 action = f"replaced an earlier submission (kept in {backup})" if existed else "new"
             run.placed.append(self._placed(item, target, action))
-        if collected is None or not all(same for *_, same, _ in files):
-            (folder / "timestamp.txt").write_text(stamp.strftime(TIMESTAMP_FORMAT))
+        if stamp is None:
+            stamp_file.unlink(missing_ok=True)
+        else:
+            stamp_file.write_text(stamp.strftime(TIMESTAMP_FORMAT))
 
     @staticmethod
-    def _placed(item: _Found, target: Path, action: str) -> Placed:
-        note = f"{action}; submitted {item.time.strftime(SHOWN)} ({item.how})"
-        if item.remark:
+    def _correct_time(
+        stamp_file: Path, collected: datetime | None, latest: _Found | None, first: _Found
+    ) -> tuple[str, bool]:
+        """The action for a submission found unchanged, and whether its note should give this
+        record's time: the recorded time is corrected where this record is better evidence (the
+        platform's, or an archive's against a copy's) or earlier."""
+        if collected is None:
+            if latest is None:
+                return "unchanged", True
+            stamp_file.write_text(latest.time.strftime(TIMESTAMP_FORMAT))
+            return "unchanged; time recorded", True
+        was = collected.strftime(SHOWN)
+        if latest is None:  # on time by the platform's record, which gives no time
+            stamp_file.unlink()
+            return (
+                f"unchanged; time corrected: {first.remark} (timestamp.txt of {was} removed)",
+                False,
+            )
+        if latest.time == collected:
+            return "unchanged", True
+        if latest.strong or latest.time < collected:
+            stamp_file.write_text(latest.time.strftime(TIMESTAMP_FORMAT))
+            when = f"{latest.time.strftime(SHOWN)} ({latest.how})"
+            return f"unchanged; time corrected to {when}, was {was}", False
+        return f"unchanged; its recorded time {was} kept", True
+
+    def _placed(self, item: _Found, target: Path, action: str, timed: bool = True) -> Placed:
+        note = f"{action}; {_when(item)}" if timed else action
+        if item.remark and item.remark not in note:
             note += f"; {item.remark}"
+        if item.time is None:
+            graded = self._graded_times().get((item.student, item.lesson))
+            if graded is not None:
+                note += (
+                    f"; the gradebook still holds {graded.strftime(SHOWN)} from an earlier"
+                    " grading, which nbgrader keeps while no timestamp.txt replaces it"
+                )
+        if item.doubt:
+            note += f"; {item.doubt}"
+        for trouble in self.troubles.get((item.student, item.lesson), []):
+            note += f"; a file of theirs was rejected ({trouble}): check which is their latest"
         return Placed(item.entry.path, item.student, item.lesson, note, target.name, item.time)
+
+    def _graded_times(self) -> dict[tuple[str, str], datetime]:
+        """(student, lesson) -> the submission time the gradebook holds, where it holds one."""
+        if self._graded is None:
+            from nbgrader.api import SubmittedAssignment
+
+            with self.course.api().gradebook as gb:
+                rows = gb.db.query(SubmittedAssignment).filter(
+                    SubmittedAssignment.timestamp.isnot(None)
+                )
+                self._graded = {
+                    (row.student_id, row.assignment.name): row.timestamp.replace(tzinfo=UTC)
+                    for row in rows
+                }
+        return self._graded
+
+
+def _recency(item: _Found) -> tuple:
+    """Which of two copies of a notebook is the later: one whose user id is the student's,
+    then the platform's order where it gives no times (Canvas), else the time."""
+    bound = item.bound or datetime.min.replace(tzinfo=UTC)
+    if item.by_order:
+        return (not item.doubt, item.order, bound)
+    return (not item.doubt, bound, item.order)
+
+
+def _when(item: _Found) -> str:
+    """When `item` was submitted, by whose record, for notes and reasons."""
+    if item.time is None:
+        if item.bound is None:
+            return item.remark
+        return f"{item.remark} (downloaded by {item.bound.strftime(SHOWN)}: {item.how})"
+    return f"submitted {item.time.strftime(SHOWN)} ({item.how})"
+
+
+class _Downloads:
+    """When the download was made that each submission collected with no time came in (one
+    on time by the platform's record, such as Canvas's): what tells a later download from an
+    earlier one, as timestamp.txt does for the others. Kept beside the backups."""
+
+    def __init__(self, path: Path):
+        self.path, self._times, self._changed = path, None, False
+
+    def _load(self) -> dict[str, str]:
+        if self._times is None:
+            import json
+
+            try:
+                self._times = dict(json.loads(self.path.read_text()))
+            except (OSError, ValueError, TypeError):
+                self._times = {}
+        return self._times
+
+    def get(self, student: str, lesson: str) -> datetime | None:
+        text = self._load().get(f"{student}/{lesson}")
+        try:
+            return datetime.fromisoformat(text).astimezone(UTC) if text else None
+        except (TypeError, ValueError):
+            return None
+
+    def set(self, student: str, lesson: str, when: datetime) -> None:
+        key, value = f"{student}/{lesson}", when.astimezone(UTC).isoformat()
+        if self._load().get(key) != value:
+            self._times[key], self._changed = value, True
+
+    def drop(self, student: str, lesson: str) -> None:
+        if self._load().pop(f"{student}/{lesson}", None) is not None:
+            self._changed = True
+
+    def save(self) -> None:
+        if self._changed:
+            import json
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self._times, indent=1, sort_keys=True) + "\n")
+            self._changed = False
 
 
 def _collected_time(folder: Path) -> datetime | None:

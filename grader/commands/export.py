@@ -58,7 +58,9 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
         submission = gb.find_submission(assignment.name, student.id)
     except MissingEntry:
         submission = None
-    if submission is None or _never_graded(submission):  # or only an extension's row
+    key = (assignment.name, student.id)
+    if submission is None or (key not in recorded and _never_graded(submission)):
+        # none, or only the row an extension made before anything was handed in
         row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
         row.update(outcome="no submission", detail="")
         return row

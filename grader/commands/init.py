@@ -1,12 +1,14 @@
 """Make a folder an nbgrader course for this repository's lessons."""
 
+import sys
 from datetime import datetime
 from pathlib import Path
 
-from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, is_course, lessons
+from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, CourseError, is_course, lessons
 from grader.lms.due_dates import course_time_zone, read_due_dates, zone_named
 from grader.lms.late_policy import PLUGIN_NAME, parse_policy, policy_in_force
 from grader.lms.roster import Student, read_roster, save_roster
+from grader.safe_output.text import terminal_safe
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -55,6 +57,7 @@ def init_course(
     anything is written: with an error in any, `folder` is left as it was.
     """
     folder = Path(folder).resolve()
+    _not_in_the_repository(folder)
     if id_column is not None and roster is None:
         raise ValueError("--id-column names a column of the roster: give the roster too")
     time_zone, policy = _settings(folder, time_zone, late_policy)
@@ -97,6 +100,17 @@ def _settings(folder: Path, time_zone: str | None, late_policy: str | None) -> t
         return time_zone, str(parse_policy(late_policy))
     kept = before and policy_in_force(before.config())
     return time_zone, str(kept or parse_policy("none"))
+
+
+def _not_in_the_repository(folder: Path) -> None:
+    """A course folder is no part of the kit's repository (its config is every course's, its
+    folders are the lessons'), but for build/, where `make demo` makes one."""
+    inside = folder == REPO_ROOT or folder.is_relative_to(REPO_ROOT)
+    if inside and not folder.is_relative_to(REPO_ROOT / "build"):
+        raise CourseError(
+            f"{folder} is in the kit's repository: make the course in a folder of its own"
+            " (e.g. ~/autograd-2026), or under build/ to try it out"
+        )
 
 
 def _link_lessons(source: Path) -> None:
@@ -151,6 +165,8 @@ def enter_students(course: Course, students: list[Student]) -> None:
             }
             gb.update_or_create_student(student.id, **{k: v for k, v in known.items() if v})
     save_roster(course.root, students)
+    for note in getattr(students, "notes", []):  # rows left out on purpose (a test student)
+        print(terminal_safe(note), file=sys.stderr)
 
 
 def enter_due_dates(course: Course, due_dates: Path) -> dict[str, datetime]:

@@ -4,16 +4,19 @@ A due-dates file is a CSV with `lesson` and `due` columns. A due date is a date 
 time with its time zone, so that it names one moment wherever the grader runs:
 
 - ISO 8601 with an offset or `Z`: `2026-10-05T23:59:00-04:00`, `2026-10-05 23:59+02:00`,
-  `2026-10-05T23:59:00Z`;
-- a trailing ` UTC` (`2026-10-05 23:59:00 UTC`, as nbgrader writes them) or an IANA zone name
-  (`2026-10-05 23:59:00 America/Toronto`);
+  `2026-10-05T23:59-04` (hours alone), `2026-10-05T23:59:00Z`; an offset is at most 14 hours,
+  as every zone's is;
+- a trailing ` UTC` or ` GMT` (`2026-10-05 23:59:00 UTC`, as nbgrader writes them) or an IANA
+  zone name (`2026-10-05 23:59:00 America/Toronto`);
 - no zone at all only where the course has a time zone (`grader init --time-zone`), which it
   is then read in.
 
 Whatever could be read two ways is refused, with what to write instead: a 12-hour time, a date
 written with slashes or dots or day first (is 05/10 May or October?), a date with no time (it
 would mean midnight, the start of the day), a zone abbreviation (`EDT`, `CET`, `IST`: several
-zones share each), a local time that the clocks skip or pass twice.
+zones share each), `Etc/GMT+4` and the like (POSIX's sign: it is 4 hours behind UTC, -04:00), a
+local time that the clocks skip or pass twice. A row split into more cells than the header has
+(`Oct 5, 2026 11:59 PM`, its comma unquoted) is refused as such.
 
 The course's time zone is kept in its nbgrader_config.py as `c.NbGraderAPI.timezone` (an IANA
 name), the setting nbgrader's formgrader shows times in.
@@ -34,12 +37,16 @@ EXAMPLE_ZONE = "America/Toronto"
 _MOMENT = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[T ]"
     r"(?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,6}))?)?"
-    r"\s*(?P<zone>[Zz]|[+-]\d{2}:?\d{2}|[A-Za-z][A-Za-z0-9_+/-]*)?",
+    r"\s*(?P<zone>[Zz]|[+-]\d{2}(?::?\d{2})?|[A-Za-z][A-Za-z0-9_+/-]*)?",
     re.ASCII,
 )
 _TWELVE_HOUR = re.compile(r"\d\s*[AaPp]\.?[Mm]\b\.?")
 _AMBIGUOUS_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b|\b\d{4}[./]\d{1,2}[./]\d{1,2}\b")
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_UTC_NAMES = ("Z", "UTC", "GMT")  # in any case
+_MAXIMUM_OFFSET = timedelta(hours=14)  # no zone is farther from UTC (Kiribati, +14:00)
+_SHIFTED_UTC = re.compile(r"(?:UTC|GMT)[+-]\d{1,2}(?::?\d{2})?", re.IGNORECASE)
+_POSIX_SIGN = re.compile(r"Etc/GMT(?P<sign>[+-])(?P<hours>\d{1,2})")  # Etc/GMT+4 is -04:00
 
 
 class DueDateError(ValueError):
@@ -68,6 +75,12 @@ def read_due_dates(
         where = table.where(line)
         if not any(cells):
             raise DueDateError(f"{where}: blank row: delete it")
+        if any(cells[len(table.header) :]):
+            raise DueDateError(
+                f"{where}: this row has {len(cells)} cells, not {len(table.header)}: a comma"
+                f' in it splits a cell: quote the date ("Oct 5, 2026 …") or, better, write it'
+                f" as ISO 8601, e.g. {EXAMPLE}"
+            )
         if lesson not in lessons:
             raise DueDateError(f"{where}: {_unknown_lesson(lesson, lessons)}")
         if lesson in lines:
@@ -133,14 +146,24 @@ def _in_zone(text: str, naive: datetime, written_zone, course_zone, written: str
                 f" UTC), or give the course a time zone (--time-zone, e.g. {EXAMPLE_ZONE})"
             )
         return _local(text, naive, course_zone)
-    if written_zone in ("Z", "z", "UTC"):
+    if written_zone.upper() in _UTC_NAMES:
         return naive.replace(tzinfo=UTC)
     if written_zone[0] in "+-":
-        hours, minutes = int(written_zone[1:3]), int(written_zone[-2:])
-        if hours > 23 or minutes > 59:
-            raise DueDateError(f"{text!r}: {written_zone} is not an offset from UTC")
-        offset = timedelta(hours=hours, minutes=minutes) * (-1 if written_zone[0] == "-" else 1)
+        hours, minutes = int(written_zone[1:3]), int(written_zone[3:].lstrip(":") or 0)
+        offset = timedelta(hours=hours, minutes=minutes)
+        if minutes > 59 or offset > _MAXIMUM_OFFSET:
+            raise DueDateError(
+                f"{text!r}: {written_zone} is not an offset from UTC (no zone is more than 14"
+                " hours from it)"
+            )
+        offset *= -1 if written_zone[0] == "-" else 1
         return naive.replace(tzinfo=timezone(offset)).astimezone(UTC)
+    if _SHIFTED_UTC.fullmatch(written_zone):  # UTC+2, GMT-5:30
+        sign, number = written_zone[3], written_zone[4:].replace(":", "")
+        hours, minutes = (number[:-2], number[-2:]) if len(number) > 2 else (number, "00")
+        raise DueDateError(
+            f"{text!r}: write the offset alone, e.g. {written}{sign}{int(hours):02d}:{minutes}"
+        )
     if "/" not in written_zone:
         raise DueDateError(
             f"{text!r}: time zone abbreviations such as {written_zone!r} are ambiguous (several"
@@ -176,11 +199,20 @@ def _offset(moment: datetime) -> str:
 
 
 def zone_named(name: str) -> ZoneInfo:
-    """The time zone called `name`: UTC or an IANA name (`Europe/Berlin`), never an
-    abbreviation (`CET`, `EST`: several zones share each). Raises DueDateError otherwise."""
+    """The time zone called `name`: UTC, GMT or an IANA name (`Europe/Berlin`), never an
+    abbreviation (`CET`, `EST`: several zones share each) nor `Etc/GMT+4` and the like (POSIX's
+    sign, the reverse of an offset's). Raises DueDateError otherwise."""
     name = name.strip()
-    if name == "UTC":
-        return ZoneInfo("UTC")
+    if name in ("UTC", "GMT"):
+        return ZoneInfo(name)
+    posix = _POSIX_SIGN.fullmatch(name)
+    if posix and int(posix["hours"]):
+        ahead = posix["sign"] == "-"  # POSIX: Etc/GMT-2 is 2 hours ahead of UTC
+        offset = f"{'+' if ahead else '-'}{int(posix['hours']):02d}:00"
+        raise DueDateError(
+            f"{name!r} is {int(posix['hours'])} hours {'ahead of' if ahead else 'behind'} UTC,"
+            f" the reverse of what it seems (POSIX's sign): write the offset instead, {offset}"
+        )
     if "/" in name and not name.startswith("/"):
         try:
             return ZoneInfo(name)

@@ -6,7 +6,10 @@ Layouts, detected from the names (`detect`), or given as a regular expression (`
 
 - Canvas (Submissions → Download): flat `{name}_{late_}{user id}_{submission id}_{file}`, the
   name being the student's sortable name lowercased with no spaces or punctuation
-  (`garciamaria`); a file uploaded again is renamed `file-1.ipynb`, `file-2.ipynb`.
+  (`garciamaria`: a name, which two students may share, never an id; the user id is theirs);
+  a file uploaded again is renamed `file-1.ipynb`, `file-2.ipynb`. The download holds no
+  submission time: its entries carry the time the zip was made. Only `late_` says when:
+  a file without it is on time by Canvas's own record.
 - Moodle ("Download all submissions"): `{Full Name}_{participant id}_assignsubmission_file_/{file}`
   (in folders) or `…_assignsubmission_file_{file}` (flat). The participant id is the
   assignment's own number, not the user's id: files are matched by name.
@@ -14,7 +17,8 @@ Layouts, detected from the names (`detect`), or given as a regular expression (`
   `{assignment}_{login}_attempt_{YYYY-MM-DD-HH-MM-SS}_{file}` beside
   `{assignment}_{login}_attempt_{…}.txt` (`Name: Maria Garcia (garciamaria)`, `Date Submitted: …`).
 - Brightspace (D2L) ("Download all submissions"):
-  `{id}-{id} - {Last First} - {Mon D, YYYY HMM AM}/{file}`, with an `index.html`.
+  `{id}-{id} - {Last First} - {Mon D, YYYY HMM AM}/{file}`, with an `index.html`; a folder
+  whose date is written otherwise (another language's) is named as unreadable, not skipped.
 - nbgrader: a `submitted/<student>/<assignment>/<notebook>.ipynb` tree with `timestamp.txt`.
 - Student id first: `{student}_{…}` (nbgrader zip_collect's extracted files, hand-made exports).
 
@@ -48,6 +52,8 @@ class Claim:
     zone: tzinfo | None = None  # the zone of local_time, where the record states it
     zone_name: str = ""
     time_source: str = ""  # where time or local_time come from
+    time_problem: str = ""  # why the platform's record of the time could not be read
+    lateness: str = ""  # "on time" or "late": the platform's verdict where it gives no time
     remark: str = ""  # what the platform says besides ("Canvas marked it late")
     order: int = 0  # the platform's order of two copies of one file (higher: later)
 
@@ -78,6 +84,13 @@ def _parts_before_and_after(parts: tuple[str, ...], index: int) -> tuple[str, ..
     return parts[:index] + parts[index + 1 : -1]
 
 
+CANVAS_ON_TIME = "on time by Canvas's record; Canvas's download holds no submission time"
+CANVAS_LATE = (
+    "Canvas marked it late; its download holds no submission time, so the download's time is"
+    " used: check the lateness"
+)
+
+
 class Canvas(Layout):
     name = "Canvas"
     signature = "name_late_userid_submissionid_file"
@@ -100,11 +113,11 @@ class Canvas(Layout):
         return Claim(
             original=original,
             seems=name or f"Canvas user {user}",
-            ids=(name,) if name else (),
             lms_id=user,
             squashed=name,
             hints=entry.parts[:-1],
-            remark="Canvas marked it late" if found["late"] else "",
+            lateness="late" if found["late"] else "on time",
+            remark=CANVAS_LATE if found["late"] else CANVAS_ON_TIME,
             order=int(found["submission"]) * 1000 + (int(again["n"]) if again else 0),
         )
 
@@ -221,14 +234,21 @@ class Brightspace(Layout):
     signature = "id-id - Last First - Mon D, YYYY HMM AM/file"
     FOLDER = re.compile(rf"^(?P<ids>\d+-\d+) - (?P<name>.+?) - {_D2L_WHEN}$")
     FLAT = re.compile(rf"^(?P<ids>\d+-\d+) - (?P<name>.+?) - {_D2L_WHEN} - (?P<file>.+)$")
+    # the same, with a date written otherwise (`5 oct. 2026 21 h 05`): named, not read
+    _ANY_WHEN = r"(?P<when>(?:(?! - ).)*\d(?:(?! - ).)*)"
+    ANY_FOLDER = re.compile(rf"^(?P<ids>\d+-\d+) - (?P<name>.+?) - {_ANY_WHEN}$")
+    ANY_FLAT = re.compile(rf"^(?P<ids>\d+-\d+) - (?P<name>.+?) - {_ANY_WHEN} - (?P<file>.+)$")
 
     def _find(self, entry):
-        for index, part in enumerate(entry.parts[:-1]):
-            found = self.FOLDER.match(part)
+        for folder, flat in ((self.FOLDER, self.FLAT), (self.ANY_FOLDER, self.ANY_FLAT)):
+            for index, part in enumerate(entry.parts[:-1]):
+                found = folder.match(part)
+                if found:
+                    return index, found, entry.name
+            found = flat.match(entry.name)
             if found:
-                return index, found, entry.name
-        found = self.FLAT.match(entry.name)
-        return (len(entry.parts) - 1, found, found["file"]) if found else None
+                return len(entry.parts) - 1, found, found["file"]
+        return None
 
     def fits(self, entry, export):
         return self._find(entry) is not None or bool(self.record(entry))
@@ -241,13 +261,22 @@ class Brightspace(Layout):
         if at is None:
             return self._unfit()
         index, found, original = at
+        when = d2l_time(found["when"])
+        thing = "folder" if index < len(entry.parts) - 1 else "file"
+        where = f"{thing}'s name"
+        problem = "" if when else (
+            f"the submission date in its {where} ({found['when']!r}) could not be read"
+            " (Brightspace's English form is 'Oct 5, 2026 820 PM'): give --pattern with a"
+            f" (?P<timestamp>…) group in a form it reads, or rename the {thing} to that form"
+        )  # fmt: skip
         return Claim(
             original=original,
             seems=found["name"],
             names=(found["name"],),
             hints=_parts_before_and_after(entry.parts, index),
-            local_time=d2l_time(found["when"]),
-            time_source="Brightspace's submission time in the folder's name",
+            local_time=when,
+            time_source=f"Brightspace's submission time in the {where}",
+            time_problem=problem,
         )
 
 

@@ -23,10 +23,12 @@ listing of the submissions (`ids_from`):
   taken for it could be another student's participant id and hand them the page, so it is
   read from Moodle's grading worksheet (`ids_from`: the CSV of "Download grading worksheet",
   which lists every participant, matched by email then full name) or from the submissions
-  download (matched by full name); without either, `bundle` refuses to guess.
+  download (matched by full name); without either, `bundle` refuses to guess. The worksheet is
+  read as rosters are (`roster.read_csv`: a byte-order mark, commas, semicolons or tabs, as
+  Excel saves it), its columns named in English or as a French, German or Spanish site names
+  them; one that is not UTF-8, or has no `Identifier` column, is refused with what to do.
 """
 
-import csv
 import html
 import re
 import unicodedata
@@ -37,7 +39,7 @@ from pathlib import Path
 from grader.course import Course
 from grader.grading import outcomes
 from grader.lms.grade_import import class_list, sortable_name
-from grader.lms.roster import Student
+from grader.lms.roster import MOODLE_EMAIL, CsvTable, Student, header_key, moodle_columns, read_csv
 from grader.outcome import Outcome
 from grader.safe_output.text import terminal_safe
 
@@ -233,13 +235,14 @@ def moodle_ids(source: Path, students: list[Student]) -> dict[str, str]:
     by_name = _unique_keys(students, lambda s: _plain(s.full_name))
     found: dict[str, str] = {}
     if source.is_file() and source.suffix.lower() == ".csv":
-        with open(source, newline="", encoding="utf-8-sig") as handle:
-            for row in csv.DictReader(handle):
-                participant = re.search(r"(\d+)\s*$", row.get("Identifier") or "")
-                email = (row.get("Email address") or "").strip().casefold()
-                student = by_email.get(email) or by_name.get(_plain(row.get("Full name") or ""))
-                if participant and student:
-                    found.setdefault(student, participant.group(1))
+        table = read_csv(source, BundleError)
+        identifier, email, full_name = _worksheet_columns(table)
+        for _, cells in table.rows:
+            participant = re.search(r"(\d+)\s*$", table.cell(cells, identifier))
+            by = table.cell(cells, email).casefold()
+            student = by_email.get(by) or by_name.get(_plain(table.cell(cells, full_name)))
+            if participant and student:
+                found.setdefault(student, participant.group(1))
         return found
     for name in _names(source, full_paths=True):
         for part in name.split("/"):
@@ -249,6 +252,38 @@ def moodle_ids(source: Path, students: list[Student]) -> dict[str, str]:
                 if student:
                     found.setdefault(student, info[1])
     return found
+
+
+# The grading worksheet's columns, in English and as French, German and Spanish sites name them.
+WORKSHEET_IDENTIFIER = ("Identifier", "Identifiant", "ID", "Identificador")
+WORKSHEET_FULL_NAME = ("Full name", "Nom complet", "Vollständiger Name", "Nombre completo")
+
+
+def _worksheet_columns(table: CsvTable) -> tuple[str, str, str]:
+    """The grading worksheet's Identifier, Email address and Full name columns, as `table`
+    names them ("" for one it lacks); refused without Identifier or without both of the
+    others, naming the file and the columns it has."""
+
+    def named(names: tuple[str, ...]) -> str:
+        keys = {header_key(name) for name in names}
+        return next((column for column in table.header if header_key(column) in keys), "")
+
+    identifier = named(WORKSHEET_IDENTIFIER)
+    email = moodle_columns(table).get(MOODLE_EMAIL, "")
+    full_name = named(WORKSHEET_FULL_NAME)
+    where, found = table.where(table.header_line), table.columns()
+    if not identifier:
+        raise BundleError(
+            f"{where}: no 'Identifier' column (the columns are {found}): give Moodle's grading"
+            " worksheet (View all submissions > Grading action > Download grading worksheet)"
+            " as it downloads, or rename the column of 'Participant 123456' to Identifier"
+        )
+    if not (email or full_name):
+        raise BundleError(
+            f"{where}: no 'Email address' or 'Full name' column to tell the students by (the"
+            f" columns are {found}): give Moodle's grading worksheet as it downloads"
+        )
+    return identifier, email, full_name
 
 
 def _moodle_names(students, files, ids):

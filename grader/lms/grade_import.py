@@ -16,11 +16,12 @@ would put a column of zeros in the platform's gradebook).
 """
 
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course import Course
-from grader.lms.roster import Student, load_roster
+from grader.lms.roster import Student, load_canvas_columns, load_roster
 from grader.safe_output.text import csv_safe
 
 NO_SUBMISSION = "no submission"  # grade_rows' outcome when the gradebook holds none
@@ -50,12 +51,26 @@ def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) ->
     Columns: Student ("Last, First"), ID (the Canvas user id, the roster's lms_id), SIS User ID,
     SIS Login ID (the roster's login; for a student whose roster line has no platform id, the
     course's student id), Section, then one column per lesson named with the lesson id, so
-    Canvas matches an assignment of that name or makes a new one. A "Points Possible" row
-    under the header, as in Canvas's own export, gives a new assignment its points. Canvas
-    finds each student by ID, else SIS User ID, else SIS Login ID, else by name.
+    Canvas matches an assignment of that name or makes a new one; where the roster came from
+    Canvas's gradebook export and that had one column for the lesson (`canvas_column`:
+    `03_backward_and_scalar_outputs (1001)`), the column is named as there, so Canvas updates
+    that assignment. A "Points Possible" row under the header, as in Canvas's own export, gives
+    a new assignment its points. Canvas finds each student by ID, else SIS User ID, else SIS
+    Login ID, else by name.
     """
     students = class_list(course)
     grades = class_grades(course, students, lessons)
+    known = load_canvas_columns(course.root)
+    headers = [canvas_column(lesson, known) for lesson in grades.lessons]
+    notes = list(grades.notes)
+    for lesson in grades.lessons:
+        same = canvas_columns_for(lesson, known)
+        if len(same) > 1:
+            detail = (
+                f"Canvas's export had {len(same)} assignments of this name"
+                f" ({', '.join(same)}): the column is named {lesson}; rename it to the one meant"
+            )
+            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
     rows = [
         [CANVAS_POINTS_ROW, "", "", "", ""] + [points(grades.maximum[x]) for x in grades.lessons]
     ]
@@ -70,9 +85,23 @@ def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) ->
         ]
         scores = [points(grades.score.get((student.id, x), 0.0)) for x in grades.lessons]
         rows.append(identity + scores)
-    _write(to, CANVAS_STUDENT_COLUMNS + grades.lessons, rows)
-    _write_notes(to, grades.notes)
+    _write(to, CANVAS_STUDENT_COLUMNS + headers, rows)
+    _write_notes(to, notes)
     return Path(to)
+
+
+def canvas_column(lesson: str, known: list[str]) -> str:
+    """The column for `lesson` in a Canvas import: the one header of `known` (a Canvas export's
+    assignment headers) that is the lesson id followed by Canvas's id in brackets
+    (`03_backward_and_scalar_outputs (1001)`), else the lesson id."""
+    found = canvas_columns_for(lesson, known)
+    return found[0] if len(found) == 1 else lesson
+
+
+def canvas_columns_for(lesson: str, known: list[str]) -> list[str]:
+    """The headers of `known` that name `lesson`'s assignment: `{lesson} ({digits})`."""
+    pattern = re.compile(rf"{re.escape(lesson)} \(\d+\)")
+    return [header for header in known if pattern.fullmatch(header)]
 
 
 def moodle_import(

@@ -123,8 +123,9 @@ def parse_policy(text: str) -> LatePolicy:
 
 
 class CourseLatePolicy(LateSubmissionPlugin):
-    """nbgrader's late-penalty plugin, computing the penalty from one setting, `policy` (its
-    `penalty_method` is not used)."""
+    """nbgrader's late-penalty plugin, computing the penalty from one setting, `policy`. Where
+    that is `none`, nbgrader's own setting, `LateSubmissionPlugin.penalty_method`, still holds
+    (a course configured as nbgrader's documentation shows keeps its `zero`)."""
 
     policy = Unicode(
         "none",
@@ -143,7 +144,12 @@ class CourseLatePolicy(LateSubmissionPlugin):
         self, student_id: str, score: float, total_seconds_late: float
     ) -> float | None:
         """The points `student_id`'s notebook, scored `score`, loses for `total_seconds_late`."""
-        return parse_policy(self.policy).penalty(score, total_seconds_late)
+        return self.in_force().penalty(score, total_seconds_late)
+
+    def in_force(self) -> "LatePolicy":
+        """The policy this plugin applies: `policy`, else nbgrader's `penalty_method`."""
+        policy = parse_policy(self.policy)
+        return LatePolicy(self.penalty_method) if policy.method == "none" else policy
 
 
 def late_penalty_plugin(config) -> LateSubmissionPlugin:
@@ -159,7 +165,7 @@ def policy_in_force(config) -> LatePolicy | None:
     `penalty_method`, none or zero); None for a plugin of someone else's."""
     plugin = late_penalty_plugin(config)
     if isinstance(plugin, CourseLatePolicy):
-        return parse_policy(plugin.policy)
+        return plugin.in_force()
     if type(plugin) is LateSubmissionPlugin:
         return LatePolicy(plugin.penalty_method)
     return None

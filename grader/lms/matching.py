@@ -1,9 +1,11 @@
 """Which student on the roster a file belongs to, from what its name says (`exports.Claim`).
 
-Tried in order, the first that matches anyone deciding: the course's id, the platform's user id
-(lms_id), the login, the SIS id, the email (or its local part), then the full name, compared
-without case or accents, first-last or last-first, or in Canvas's squashed form (`garciamaria`).
-Two students matched by the same step is no match: the reason names both.
+Tried in order, the first that matches anyone deciding: the platform's user id (lms_id: a file
+whose user id is on the roster is that student's, whatever else its name says), the course's
+id, the login, the SIS id, the email (or its local part), then the full name, compared without
+case or accents, first-last or last-first, or in Canvas's squashed form (`garciamaria`, a name:
+never taken for an id). Two students matched by the same step is no match: the reason names
+both and says how to place the file.
 """
 
 import re
@@ -47,16 +49,29 @@ def _email_matches(email: str, token: str) -> bool:
     return bool(email) and (email == token or ("@" not in token and email.split("@")[0] == token))
 
 
+class Ambiguous(str):
+    """The reason a file names no one student: several match (`students`)."""
+
+    students: tuple[Student, ...] = ()
+
+
+AMBIGUOUS_HELP = (
+    "give --pattern with a group that identifies the student (e.g. (?P<lms_id>…), the"
+    " platform's user id), or place the file by hand in submitted/<student>/<lesson>/"
+)
+
+
 def find_student(claim: Claim, students: list[Student]) -> Student | str:
     """The one student of `students` that `claim` names, or why there is none (the reason opens
-    with the student the file seems to be, and a question mark)."""
+    with the student the file seems to be, and a question mark; an `Ambiguous` one when
+    several match, saying what to do)."""
     tokens = [token for token in claim.ids if token]
     folded = {token.casefold() for token in tokens}
     names = {plain(name) for name in claim.names} - {""}
     squashed = plain(claim.squashed).replace(" ", "")
     steps: list[tuple[str, Callable[[Student], bool]]] = [
-        ("id", lambda s: s.id.casefold() in folded),
         ("lms id", lambda s: bool(claim.lms_id) and s.lms_id == claim.lms_id),
+        ("id", lambda s: s.id.casefold() in folded),
         ("login", lambda s: bool(s.login) and s.login.casefold() in folded),
         ("SIS id", lambda s: bool(s.sis_id) and s.sis_id.casefold() in folded),
         ("email", lambda s: any(_email_matches(s.email, token) for token in tokens)),
@@ -69,8 +84,24 @@ def find_student(claim: Claim, students: list[Student]) -> Student | str:
             return found[0]
         if found:
             both = ", ".join(f"{s.id} ({s.full_name or 'no name'})" for s in found)
-            return f"{claim.seems}? {len(found)} students on the roster have this {what}: {both}"
+            reason = Ambiguous(
+                f"{claim.seems}? {len(found)} students on the roster have this {what}: {both};"
+                f" {AMBIGUOUS_HELP}"
+            )
+            reason.students = tuple(found)
+            return reason
     return f"{claim.seems}? no roster entry with {_looked_for(claim, tokens)}"
+
+
+def doubt(claim: Claim, student: Student) -> str:
+    """What to check when `claim` names a platform user id that is not `student`'s on the
+    roster (it was matched by something else, such as the name), else ""."""
+    if not claim.lms_id or not student.lms_id or student.lms_id == claim.lms_id:
+        return ""
+    return (
+        f"the file's platform user id {claim.lms_id} is not on the roster, which gives"
+        f" {student.id} the user id {student.lms_id}: check that the file is theirs"
+    )
 
 
 def _looked_for(claim: Claim, tokens: list[str]) -> str:

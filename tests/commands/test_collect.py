@@ -116,3 +116,12 @@ def test_collect_cli_fails_when_nothing_is_placed(course, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "rejected readme.md: not a notebook (.ipynb)" in out
     assert out.rstrip().endswith("0 placed, 1 rejected")
+
+
+def test_identify_names_a_lesson_whole_not_inside_a_longer_one():
+    """`ps1` is not named by `ps10`'s files: lessons match at a name boundary, the longest."""
+    known = ["ps1", "ps10"]
+    assert identify("lee.j_ps10_problem1.ipynb", known=known) == ("lee.j", "ps10")
+    assert identify("lee.j_ps1_problem1.ipynb", known=known) == ("lee.j", "ps1")
+    assert identify("lee.j_ps10_problem1.ipynb", "ps1", known) == "is a submission of ps10, not ps1"
+    assert identify("lee.j-ps1.ipynb", "ps1", known) == ("lee.j", "ps1")

@@ -40,6 +40,21 @@ def test_a_command_that_writes_refuses_without_a_course(where, tmp_path, monkeyp
     assert not (REPO_ROOT / "grades.csv").exists() and not (REPO_ROOT / "report").exists()
 
 
+@pytest.mark.parametrize("inside", [".", "example_class", "solutions/new_course"])
+def test_init_refuses_a_folder_of_the_repository(inside, capsys):
+    """`grader init` on the repository, or a folder in it other than build/, stops with one line
+    and changes nothing there (the repository's config is every course's)."""
+    config = (REPO_ROOT / "nbgrader_config.py").read_text()
+    existed = (REPO_ROOT / inside).exists()
+    assert main(["init", str(REPO_ROOT / inside)]) == 2
+    assert "is in the kit's repository: make the course in a folder of its own" in (
+        capsys.readouterr().err
+    )
+    assert (REPO_ROOT / "nbgrader_config.py").read_text() == config
+    assert (REPO_ROOT / inside).exists() == existed
+    assert inside == "." or not (REPO_ROOT / inside / "nbgrader_config.py").exists()
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """A course with one submission."""

@@ -220,9 +220,9 @@ def test_solution_scores_full_marks_and_untouched_notebook_zero(
     assert results["ref"].outcome == results["blank"].outcome == "graded"
 
 
-def test_unknown_lesson_and_non_course_are_clear_errors(tmp_path, capsys):
+def test_unknown_lesson_and_non_course_are_clear_errors(fresh_course, tmp_path, capsys):
     """Naming a lesson that does not exist, or a folder that is no course, exits 2 and says so."""
-    assert main(["autograde", "99_nope"]) == 2
+    assert main(["autograde", "99_nope", "--course-dir", str(fresh_course.root)]) == 2
     assert "no such lesson: 99_nope" in capsys.readouterr().err
     assert main(["export", "--course-dir", str(tmp_path)]) == 2
     assert f"{tmp_path} is not a course: make it one with `grader init" in capsys.readouterr().err

@@ -29,7 +29,11 @@ def _file(tmp_path: Path, rows: str, bom: bool = False) -> Path:
         "2026-10-05T23:59:00+0200",
         "2026-10-05 23:59:00 +02:00",
         "2026-10-05T21:59:00Z",
+        "2026-10-05 21:59:00 Z",
         "2026-10-05 21:59:00 UTC",
+        "2026-10-05 21:59:00 GMT",
+        "2026-10-05T17:59-04",
+        "2026-10-05T23:59:00+02",
         "2026-10-05 23:59:00 Europe/Berlin",
         "  2026-10-05T17:59:00-04:00  ",
     ],
@@ -86,6 +90,11 @@ def test_the_file_time_zone_applies_to_times_without_one(tmp_path):
         ("2026-02-30T12:00:00Z", "no such date or time", "day is out of range"),
         ("2026-10-05T24:00:00Z", "no such date or time", "hour"),
         ("2026-10-05T23:59:00+25:00", "not an offset from UTC", ""),
+        ("2026-10-05T23:59:00-23:59", "not an offset from UTC", "14 hours"),
+        ("2026-10-05T23:59:00+14:30", "not an offset from UTC", "14 hours"),
+        ("2026-10-05 23:59 Etc/GMT+4", "4 hours behind UTC, the reverse", "-04:00"),
+        ("2026-10-05 23:59 Etc/GMT-2", "2 hours ahead of UTC, the reverse", "+02:00"),
+        ("2026-10-05 23:59 UTC+2", "write the offset alone", "2026-10-05T23:59:00+02:00"),
         ("next Friday", "not a date and time as ISO 8601 writes them", "2026-10-05T23:59:00"),
     ],
 )
@@ -96,6 +105,34 @@ def test_a_refused_due_date_names_its_line_and_what_to_write(tmp_path, written, 
     message = str(raised.value)
     assert message.startswith(f"{path}, line 3: ")
     assert said in message and hint in message
+
+
+def test_offsets_up_to_14_hours_either_way_are_accepted():
+    assert parse_moment("2026-10-05T23:59+14:00") == datetime(2026, 10, 5, 9, 59, tzinfo=UTC)
+    assert parse_moment("2026-10-05T23:59-14:00") == datetime(2026, 10, 6, 13, 59, tzinfo=UTC)
+
+
+def test_an_unquoted_comma_in_a_date_is_reported_as_extra_cells(tmp_path):
+    """`Oct 5, 2026 11:59 PM` unquoted splits the row: say so, not "'Oct 5' is not a date"."""
+    path = _file(tmp_path, f"{L2},2026-10-12T21:59:00Z\n{L1},Oct 5, 2026 11:59 PM\n")
+    with pytest.raises(DueDateError) as raised:
+        read_due_dates(path, lessons())
+    message = str(raised.value)
+    assert message.startswith(f"{path}, line 3: this row has 3 cells, not 2: ")
+    assert "quote the date" in message and "'Oct 5'" not in message
+
+
+def test_empty_cells_after_the_row_and_empty_rows_at_the_end_are_ignored(tmp_path):
+    path = _file(tmp_path, f"{L1},2026-10-05T21:59:00Z,,\n,,\n,\n\n")
+    assert read_due_dates(path, lessons()) == {L1: UTC_2159}
+
+
+def test_etc_gmt_zones_are_refused_as_the_course_time_zone():
+    """`Etc/GMT+4` is UTC-4: POSIX's sign, the reverse of what it seems."""
+    with pytest.raises(DueDateError, match=r"'Etc/GMT\+4' is 4 hours behind UTC.*-04:00"):
+        zone_named("Etc/GMT+4")
+    assert zone_named("Etc/GMT").key == "Etc/GMT"
+    assert zone_named("GMT").key == "GMT"
 
 
 @pytest.mark.parametrize(

@@ -132,6 +132,63 @@ def test_moodle_names_carry_the_participant_ids_of_the_grading_worksheet(course,
     assert sorted(made.placeholders) == ["nora", "pat"]
 
 
+def test_a_worksheet_saved_from_excel_with_semicolons_reads_the_same(course, tmp_path):
+    """Excel in many languages saves CSV separated by semicolons, with a byte-order mark."""
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_bytes(
+        b"\xef\xbb\xbf"
+        + (
+            b'Identifier;"Full name";"Email address";Status\r\n'
+            b'"Participant 501";"Casey J. Jones";casey@uni.example;"Submitted, late"\r\n'
+            b'"Participant 502";"Pat Lee";;Submitted\r\n'
+            b'"Participant 503";"Nora Body";nora@uni.example;"No submission"\r\n'
+        )
+    )
+    made = bundle(course, L1, "moodle", tmp_path / "moodle.zip", ids_from=worksheet)
+    assert made.unmatched == {}
+    assert f"Casey Jones_501_assignsubmission_file_/{L1}.html" in _members(made.path)
+
+
+def test_a_french_worksheet_reads_the_same(course, tmp_path):
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        "Identifiant,Nom complet,Adresse de courriel,Statut\n"
+        "Participant 501,Casey J. Jones,casey@uni.example,Remis\n"
+        "Participant 502,Pat Lee,,Remis\n"
+        "Participant 503,Nora Body,nora@uni.example,Aucun travail remis\n",
+        encoding="utf-8",
+    )
+    made = bundle(course, L1, "moodle", tmp_path / "moodle.zip", ids_from=worksheet)
+    assert made.unmatched == {}
+
+
+def test_a_worksheet_that_is_not_utf8_is_refused_with_the_fix(course, tmp_path):
+    """Excel's plain "CSV" is cp1252: refused, naming the file, rather than misread."""
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_bytes(
+        "Identifier,Full name,Email address\nParticipant 501,Zoë Ångström,z@u.example\n".encode(
+            "cp1252"
+        )
+    )
+    with pytest.raises(BundleError) as raised:
+        bundle(course, L1, "moodle", tmp_path / "moodle.zip", ids_from=worksheet)
+    assert str(raised.value).startswith(f"{worksheet}, line 2: not UTF-8 text")
+    assert "save it as CSV UTF-8" in str(raised.value)
+    assert not (tmp_path / "moodle.zip").exists()
+
+
+def test_a_csv_that_is_not_the_worksheet_is_refused_naming_its_columns(course, tmp_path):
+    """A participants download given for the worksheet would leave everyone unmatched."""
+    listing = tmp_path / "participants.csv"
+    listing.write_text("First name,Last name,Email address\nCasey,Jones,casey@uni.example\n")
+    with pytest.raises(BundleError) as raised:
+        bundle(course, L1, "moodle", tmp_path / "moodle.zip", ids_from=listing)
+    message = str(raised.value)
+    assert message.startswith(f"{listing}, line 1: no 'Identifier' column")
+    assert "(the columns are 'First name', 'Last name', 'Email address')" in message
+    assert not (tmp_path / "moodle.zip").exists()
+
+
 def test_moodle_reads_participant_ids_from_the_submissions_download(course, tmp_path):
     """The download's folders give the participant ids of those who submitted; Nora, not in
     it, goes to a folder Moodle's upload cannot read as anyone's."""

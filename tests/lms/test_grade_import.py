@@ -8,8 +8,8 @@ import pytest
 from grader.commands.init import init_course
 from grader.course import NoSuchLesson
 from grader.grading import outcomes
-from grader.lms.grade_import import canvas_import, moodle_import, notes_for
-from grader.lms.roster import COLUMNS, ROSTER_FILE
+from grader.lms.grade_import import canvas_column, canvas_import, moodle_import, notes_for
+from grader.lms.roster import CANVAS_COLUMNS_FILE, COLUMNS, ROSTER_FILE
 from grader.outcome import Outcome
 
 L1 = "01_tensors_and_requires_grad"  # 3 exercises, 6 points
@@ -106,6 +106,26 @@ def test_canvas_file_takes_the_lessons_named(course, tmp_path):
     assert [row[5] for row in rows[1:]] == ["9", "0", "5", "0", "0"]
     with pytest.raises(NoSuchLesson):
         canvas_import(course, tmp_path / "other.csv", lessons=["99_no_such_lesson"])
+
+
+def test_canvas_file_names_a_lesson_column_as_the_roster_export_named_it(course, tmp_path):
+    """A roster from Canvas's gradebook export had `L1 (1201)`: the import uses that header,
+    so Canvas updates that assignment instead of making a second one named L1."""
+    kept = course.root / CANVAS_COLUMNS_FILE
+    kept.write_text(f'["{L1} (1201)", "{L2}x (1202)", "Other (1203)"]')
+    try:
+        path = canvas_import(course, tmp_path / "canvas.csv")
+    finally:
+        kept.unlink()
+    assert _read(path)[0][5:] == [f"{L1} (1201)", L2]
+    assert _notes(path) == EXPECTED_NOTES
+
+
+def test_a_canvas_column_is_the_lesson_followed_by_one_canvas_id():
+    assert canvas_column("ps1", ["ps10 (5)", "ps1 (7)"]) == "ps1 (7)"
+    assert canvas_column("ps1", ["ps10 (5)", "ps1 (x)", "ps1"]) == "ps1"
+    assert canvas_column("ps1", ["ps1 (5)", "ps1 (6)"]) == "ps1"  # two: which is meant?
+    assert canvas_column("ps1", []) == "ps1"
 
 
 def test_moodle_file_matches_on_an_identifier_every_student_has(course, tmp_path):

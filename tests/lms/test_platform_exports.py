@@ -17,7 +17,7 @@ from grader.commands.init import init_course
 from grader.compat import UTC
 from grader.course import Course
 from grader.lms import archive
-from grader.lms.exports import Blackboard, d2l_time, zone_named
+from grader.lms.exports import CANVAS_LATE, CANVAS_ON_TIME, Blackboard, d2l_time, zone_named
 from grader.lms.roster import COLUMNS
 
 L1 = "01_tensors_and_requires_grad"
@@ -91,8 +91,8 @@ def _utc(*args):
 
 def test_canvas_download(course, tmp_path):
     """Canvas: flat `{name}_{late_}{user id}_{submission id}_{file}`; matched by Canvas user id,
-    else by the squashed sortable name; `-1` resubmission suffixes dropped; late kept in the
-    note; the time is the zip entry's, read in the zone given."""
+    else by the squashed sortable name; `-1` resubmission suffixes dropped; a late file's time
+    is the zip entry's (the download's, the only bound there is), read in the zone given."""
     when = (2026, 10, 5, 20, 15, 0)
     export = _zip(tmp_path / "submissions.zip", [
         (f"garciamaria_late_12345_67890_{L3}.ipynb", _notebook("maria"), when),
@@ -109,33 +109,44 @@ def test_canvas_download(course, tmp_path):
     maria = placed[("mgarcia", L3, f"{L3}.ipynb")]
     assert maria.time == _utc(2026, 10, 5, 18, 15)  # 20:15 in Berlin's summer time
     assert maria.note.startswith("new; submitted 2026-10-05 18:15:00 UTC (the archive entry's time")
-    assert "Europe/Berlin, as given" in maria.note and maria.note.endswith("Canvas marked it late")
+    assert "Europe/Berlin, as given" in maria.note and maria.note.endswith(CANVAS_LATE)
     assert _stamp(course, "mgarcia", L3) == maria.time
     target = course.submission("lnguyen", L3) / f"{L3}.ipynb"
     assert json.loads(target.read_text())["metadata"]["tag"] == "linh"
+    assert placed[("lnguyen", L3, f"{L3}.ipynb")].note.endswith(
+        "the file's platform user id 99999 is not on the roster, which gives lnguyen the user"
+        " id 33333: check that the file is theirs"
+    )
     reasons = _reasons(run)
     assert reasons[f"doejane_77777_67893_{L3}.ipynb"] == (
-        "doejane? no roster entry with id, login, SIS id or email doejane, lms id 77777"
-        " or name 'doejane'"
+        "doejane? no roster entry with lms id 77777 or name 'doejane'"
     )
     assert reasons[f"martinanne_66666_67894_{L3}.ipynb"] == (
         "martinanne? 2 students on the roster have this name:"
-        " amartin1 (Anne Martin), amartin2 (Anne Martin)"
+        " amartin1 (Anne Martin), amartin2 (Anne Martin); give --pattern with a group that"
+        " identifies the student (e.g. (?P<lms_id>…), the platform's user id), or place the file"
+        f" by hand in submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
     )
     assert reasons["smithjohn_22222_67895_notes.pdf"] == "not a notebook (.ipynb)"
     assert run.ok and run.lines()[0] == f"layout   Canvas: {run.evidence}"
 
 
 def test_canvas_download_unzipped_into_a_folder_says_its_times_are_copy_times(course, tmp_path):
-    """A folder's files carry only the time they were copied: used, and the note says so."""
+    """A folder's files carry only the time they were copied: for a file Canvas marked late it
+    is the only bound there is, used, and the note says so; one not marked late is on time."""
     folder = tmp_path / "unzipped"
     folder.mkdir()
-    path = folder / f"garciamaria_12345_67890_{L3}.ipynb"
-    path.write_bytes(_notebook("maria"))
-    os.utime(path, (1_800_000_000, 1_800_000_000))
-    (placed,) = collect(folder, course).placed
-    assert placed.time == datetime.fromtimestamp(1_800_000_000, UTC)
-    assert "modification time: when it was copied, not the platform's record" in placed.note
+    for name in (f"garciamaria_late_12345_67890_{L3}.ipynb", f"smithjohn_22222_67891_{L3}.ipynb"):
+        path = folder / name
+        path.write_bytes(_notebook("maria"))
+        os.utime(path, (1_800_000_000, 1_800_000_000))
+    placed = _by_student(collect(folder, course))
+    late, on_time = placed[("mgarcia", L3, f"{L3}.ipynb")], placed[("jsmith", L3, f"{L3}.ipynb")]
+    assert late.time == datetime.fromtimestamp(1_800_000_000, UTC)
+    assert "modification time: when it was copied, not the platform's record" in late.note
+    assert late.note.endswith(CANVAS_LATE)
+    assert on_time.time is None and on_time.note.startswith(f"new; {CANVAS_ON_TIME}")
+    assert not (course.submission("jsmith", L3) / "timestamp.txt").exists()
 
 
 def test_moodle_download_in_folders_and_flat(course, tmp_path):
@@ -341,7 +352,7 @@ def test_nbgrader_zip_collect_folders_name_the_assignment(course, tmp_path):
 def test_an_older_submission_never_replaces_a_newer_one(course, tmp_path):
     """Across two collects: the older file is rejected with both times, the newer kept; a newer
     one replaces it and the earlier is backed up."""
-    name = f"smithjohn_22222_67891_{L3}.ipynb"
+    name = f"John Smith_102_assignsubmission_file_/{L3}.ipynb"
     newer = _zip(tmp_path / "newer.zip", [(name, _notebook("newer"), (2026, 10, 6, 12, 0, 0))])
     older = _zip(tmp_path / "older.zip", [(name, _notebook("older"), (2026, 10, 5, 12, 0, 0))])
     latest = _zip(tmp_path / "latest.zip", [(name, _notebook("latest"), (2026, 10, 7, 12, 0, 0))])
@@ -376,16 +387,25 @@ def test_two_copies_in_one_export_keep_the_newer(course, tmp_path):
 
 
 def test_without_a_roster_the_id_in_the_name_is_the_student(template, tmp_path):
-    """No roster: an id in the name is used; a name alone cannot be matched."""
+    """No roster: an id in the name is used; a name alone cannot be matched, nor Canvas's
+    squashed name, which two students may share."""
     course = _course(template, tmp_path, roster=False)
     when = (2026, 10, 5, 20, 15, 0)
     export = _zip(tmp_path / "mixed.zip", [
-        (f"garciamaria_12345_67890_{L3}.ipynb", _notebook("m"), when),
-        (f"smithjohn_22222_67891_{L3}.ipynb", _notebook("j"), when),
+        (f"garciamaria_{L3}.ipynb", _notebook("m"), when),
+        (f"smithjohn_{L3}.ipynb", _notebook("j"), when),
     ])  # fmt: skip
     assert {p.student for p in collect(export, course, timezone="UTC").placed} == {
         "garciamaria", "smithjohn",
     }  # fmt: skip
+    canvas = _zip(tmp_path / "canvas.zip", [
+        (f"garciamaria_12345_67890_{L3}.ipynb", _notebook("m"), when),
+    ])  # fmt: skip
+    (rejected,) = collect(canvas, course, timezone="UTC").rejected
+    assert rejected.reason == (
+        "garciamaria? the course has no roster to match names with:"
+        " give it one (grader init --roster)"
+    )
     moodle = _zip(tmp_path / "moodle.zip", [
         (f"Maria Garcia_101_assignsubmission_file_/{L3}.ipynb", _notebook("m"), when),
     ])  # fmt: skip
@@ -475,3 +495,207 @@ def test_zones_named_in_records():
     assert zone_named("CEST")[0].utcoffset(None).total_seconds() == 7200
     assert zone_named("GMT+05:30")[0].utcoffset(None).total_seconds() == 19800
     assert zone_named("CST") == (None, "")  # China, Cuba or the US: not guessed
+
+
+def test_canvas_students_of_one_name_are_told_apart_by_their_user_id(template, tmp_path):
+    """Canvas's squashed name is a name, which two students may share, never an id: a file whose
+    user id is on the roster is that student's, whatever its name part says; a copy whose user
+    id is not on the roster never displaces the one whose user id is the student's."""
+    course = _course(template, tmp_path, roster=False)
+    rows = [
+        dict(id="garciamaria", first_name="Maria", last_name="Garcia", lms_id="111",
+             login="garciamaria"),
+        dict(id="mgarcia2", first_name="Maria", last_name="Garcia", lms_id="222",
+             login="mgarcia2"),
+        dict(id="jsmith", first_name="John", last_name="Smith", lms_id="333"),
+    ]  # fmt: skip
+    with open(course.root / "roster.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    made = (2026, 10, 12, 10, 0, 0)
+    export = _zip(tmp_path / "canvas.zip", [
+        (f"garciamaria_111_9001_{L3}.ipynb", _notebook("user 111"), made),
+        (f"garciamaria_late_222_9002_{L3}.ipynb", _notebook("user 222"), made),
+        (f"garciamaria_333_9003_{L3}.ipynb", _notebook("user 333"), made),
+    ])  # fmt: skip
+    run = collect(export, course, timezone="UTC")
+    assert run.rejected == []
+    for student, tag in (("garciamaria", "111"), ("mgarcia2", "222"), ("jsmith", "333")):
+        target = course.submission(student, L3) / f"{L3}.ipynb"
+        assert json.loads(target.read_text())["metadata"]["tag"] == f"user {tag}"
+    rows.pop(1)  # user 222 is not on this roster: matched by name, to check; the other is kept
+    with open(course.root / "roster.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    export = _zip(tmp_path / "again.zip", [
+        (f"garciamaria_111_9001_{L3}.ipynb", _notebook("user 111"), made),
+        (f"garciamaria_late_222_9002_{L3}.ipynb", _notebook("user 222"), made),
+    ])  # fmt: skip
+    run = collect(export, course, timezone="UTC")
+    assert [(p.name, p.student) for p in run.placed] == [
+        (f"garciamaria_111_9001_{L3}.ipynb", "garciamaria")
+    ]
+    assert _reasons(run) == {
+        f"garciamaria_late_222_9002_{L3}.ipynb": (
+            f"duplicate for garciamaria: kept garciamaria_111_9001_{L3}.ipynb (the file's"
+            " platform user id 222 is not on the roster, which gives garciamaria the user id"
+            " 111: check that the file is theirs)"
+        )
+    }
+
+
+def test_canvas_download_times_are_the_downloads_not_submissions(course, tmp_path):
+    """Canvas's zip entries carry the time the zip was made: a file without `_late_` is on time
+    by Canvas's record (no timestamp.txt: nbgrader sees no lateness); a late one gets the
+    download's time, the only bound there is, and says so. The resubmission `-1` is the later
+    copy; of two downloads, the later one wins, an earlier one is refused."""
+    from nbgrader.coursedir import CourseDirectory
+
+    made = (2026, 10, 12, 10, 0, 0)
+    first, again = f"smithjohn_22222_1_{L3}.ipynb", f"smithjohn_22222_1_{L3}-1.ipynb"
+    export = _zip(tmp_path / "canvas.zip", [
+        (again, _notebook("second"), made),
+        (first, _notebook("first"), made),
+        (f"garciamaria_late_12345_2_{L3}.ipynb", _notebook("maria"), made),
+    ])  # fmt: skip
+    run = collect(export, course, timezone="UTC")
+    placed = _by_student(run)
+    john = placed[("jsmith", L3, f"{L3}.ipynb")]
+    downloaded = "the archive entry's time, read in UTC, as given"
+    assert john.name == again and john.time is None
+    assert john.note == (
+        f"new; {CANVAS_ON_TIME} (downloaded by 2026-10-12 10:00:00 UTC: {downloaded})"
+    )
+    assert CANVAS_ON_TIME == (
+        "on time by Canvas's record; Canvas's download holds no submission time"
+    )
+    folder = course.submission("jsmith", L3)
+    assert not (folder / "timestamp.txt").exists()
+    assert CourseDirectory().get_existing_timestamp(str(folder)) is None  # not late
+    assert _reasons(run) == {first: f"duplicate for jsmith: kept {again}"}
+    maria = placed[("mgarcia", L3, f"{L3}.ipynb")]
+    assert maria.note == f"new; submitted 2026-10-12 10:00:00 UTC ({downloaded}); {CANVAS_LATE}"
+    assert CANVAS_LATE == (
+        "Canvas marked it late; its download holds no submission time, so the download's time"
+        " is used: check the lateness"
+    )
+    assert _stamp(course, "mgarcia", L3) == _utc(2026, 10, 12, 10)
+    target = folder / f"{L3}.ipynb"
+    earlier = _zip(tmp_path / "earlier.zip", [(first, _notebook("first"), (2026, 10, 11, 9, 0, 0))])
+    run = collect(earlier, course, timezone="UTC")
+    assert _reasons(run) == {
+        first: (
+            "jsmith: older than the submission already collected (in a download made"
+            " 2026-10-12 10:00:00 UTC, on time by its record); this one:"
+            f" {CANVAS_ON_TIME} (downloaded by 2026-10-11 09:00:00 UTC: {downloaded})"
+        )
+    }
+    assert json.loads(target.read_text())["metadata"]["tag"] == "second"
+    later = f"smithjohn_22222_1_{L3}-2.ipynb"
+    latest = _zip(tmp_path / "later.zip", [(later, _notebook("third"), (2026, 10, 13, 9, 0, 0))])
+    (replaced,) = collect(latest, course, timezone="UTC").placed
+    assert replaced.note.startswith("replaced an earlier submission")
+    assert json.loads(target.read_text())["metadata"]["tag"] == "third"
+    assert not (folder / "timestamp.txt").exists()
+
+
+def test_canvas_download_corrects_the_time_a_copy_left(course, tmp_path):
+    """A submission collected with a time that Canvas's record contradicts (a copy's time, an
+    older collect's download time) loses it when Canvas says it was on time."""
+    name = f"smithjohn_22222_1_{L3}.ipynb"
+    folder = course.submission("jsmith", L3)
+    folder.mkdir(parents=True)
+    (folder / f"{L3}.ipynb").write_bytes(_notebook("j"))
+    (folder / "timestamp.txt").write_text("2026-10-20 10:00:00.000000 UTC")
+    export = _zip(tmp_path / "canvas.zip", [(name, _notebook("j"), (2026, 10, 20, 10, 0, 0))])
+    (placed,) = collect(export, course, timezone="UTC").placed
+    assert placed.note == (
+        f"unchanged; time corrected: {CANVAS_ON_TIME} (timestamp.txt of 2026-10-20 10:00:00 UTC"
+        " removed)"
+    )
+    assert not (folder / "timestamp.txt").exists()
+
+
+def test_an_unchanged_file_gets_the_better_time(course, tmp_path):
+    """A folder's copy time, then the archive's entry time for the same file: timestamp.txt
+    takes the archive's, and the note says it was corrected; a copy time never replaces it."""
+    member = "John Smith_102_assignsubmission_file_"
+    folder = tmp_path / "unzipped" / member
+    folder.mkdir(parents=True)
+    copy = folder / f"{L3}.ipynb"
+    copy.write_bytes(_notebook("j"))
+    os.utime(copy, (1_900_000_000, 1_900_000_000))
+    assert collect(tmp_path / "unzipped", course).ok
+    assert _stamp(course, "jsmith", L3) == datetime.fromtimestamp(1_900_000_000, UTC)
+    export = _zip(tmp_path / "moodle.zip", [
+        (f"{member}/{L3}.ipynb", _notebook("j"), (2026, 10, 5, 12, 0, 0)),
+    ])  # fmt: skip
+    (placed,) = collect(export, course, timezone="UTC").placed
+    assert placed.note == (
+        "unchanged; time corrected to 2026-10-05 12:00:00 UTC (the archive entry's time, read in"
+        " UTC, as given), was 2030-03-17 17:46:40 UTC"
+    )
+    assert _stamp(course, "jsmith", L3) == _utc(2026, 10, 5, 12)
+    (again,) = collect(tmp_path / "unzipped", course).placed
+    assert again.note.startswith("unchanged; its recorded time 2026-10-05 12:00:00 UTC kept;")
+    assert _stamp(course, "jsmith", L3) == _utc(2026, 10, 5, 12)
+
+
+def test_a_lesson_is_named_whole_not_inside_a_longer_name(course, tmp_path):
+    """With assignments ps1 and ps10, a file of ps10 is never taken as ps1's."""
+    own = course.root / "source" / "ps10"
+    own.mkdir()
+    (own / "problem1.ipynb").write_text("{}")
+    (own / "problem2.ipynb").write_text("{}")
+    when = (2026, 10, 7, 10, 0, 0)
+    export = _zip(tmp_path / "ps.zip", [
+        ("jsmith_ps10_problem1.ipynb", _notebook("ps10"), when),
+        ("mgarcia_ps1_problem1.ipynb", _notebook("ps1"), when),
+    ])  # fmt: skip
+    run = collect(export, course, lesson="ps1", timezone="UTC")
+    assert [(p.student, p.lesson) for p in run.placed] == [("mgarcia", "ps1")]
+    assert _reasons(run) == {
+        "jsmith_ps10_problem1.ipynb": "jsmith: is a submission of ps10, not ps1"
+    }
+    run = collect(export, course, timezone="UTC")
+    assert set(_by_student(run)) >= {("jsmith", "ps10", "problem1.ipynb")}
+
+
+def test_brightspace_date_that_cannot_be_read_is_named(course, tmp_path):
+    """A Brightspace folder whose date is in another language's form: rejected, saying that
+    the date could not be read and what to do; the student's other file placed says so."""
+    french = f"123458-789014 - Smith John - 7 oct. 2026 21 h 05/{L3}.ipynb"
+    export = _zip(tmp_path / "d2l.zip", [
+        (f"123457-789013 - Smith John - Oct 6, 2026 1205 AM/{L3}.ipynb", _notebook("j"),
+         (2026, 11, 1, 0, 0, 0)),
+        (french, _notebook("newer"), (2026, 11, 1, 0, 0, 0)),
+    ])  # fmt: skip
+    run = collect(export, course, timezone="UTC")
+    why = (
+        "the submission date in its folder's name ('7 oct. 2026 21 h 05') could not be read"
+        " (Brightspace's English form is 'Oct 5, 2026 820 PM'): give --pattern with a"
+        " (?P<timestamp>…) group in a form it reads, or rename the folder to that form"
+    )
+    assert _reasons(run) == {french: f"jsmith: {why}"}
+    (placed,) = run.placed
+    assert placed.note.endswith(
+        f"; a file of theirs was rejected ({french}: {why}): check which is their latest"
+    )
+
+
+def test_a_file_two_students_match_says_what_to_do(course, tmp_path):
+    """Two students on the roster of the file's name: the reason names both and says how to
+    place it (--pattern with a group naming the student, or by hand, where)."""
+    export = _zip(tmp_path / "moodle.zip", [
+        (f"Anne Martin_105_assignsubmission_file_/{L3}.ipynb", _notebook("a"),
+         (2026, 10, 5, 12, 0, 0)),
+    ])  # fmt: skip
+    (rejected,) = collect(export, course, timezone="UTC").rejected
+    assert rejected.reason == (
+        "Anne Martin? 2 students on the roster have this name: amartin1 (Anne Martin),"
+        " amartin2 (Anne Martin); give --pattern with a group that identifies the student"
+        " (e.g. (?P<lms_id>…), the platform's user id), or place the file by hand in"
+        f" submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
+    )
