@@ -46,10 +46,14 @@ def _extend(args) -> int:
 
     course = _course(args)
     given = extend(course, args.student, args.lesson, args.until)
+    with course.api().gradebook as gb:
+        due = gb.find_assignment(args.lesson).duedate  # nbgrader keeps it in UTC, naive
+    hours = given.total_seconds() / 3600
     print(
         terminal_safe(
-            f"{args.student}: {args.lesson} due {given} later; run `grader autograde"
-            f" {args.lesson}` to recompute a graded submission's penalty"
+            f"{args.student}: {args.lesson} now due {due + given:%Y-%m-%d %H:%M} UTC"
+            f" ({hours:g} h after its due date); run `grader autograde {args.lesson}` to"
+            " recompute a graded submission's penalty"
         )
     )
     return 0

@@ -88,6 +88,7 @@ class CollectRun:
     placed: list[Placed] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     read: list[Read] = field(default_factory=list)
+    warning: str = ""  # what the instructor must know of the whole download
 
     @property
     def ok(self) -> bool:
@@ -98,6 +99,7 @@ class CollectRun:
         """One line for the layout, one per file, and the counts (the command prints these)."""
         return [
             f"layout   {self.layout}: {self.evidence}",
+            *([f"warning  {self.warning}"] if self.warning else []),
             *(
                 f"placed   {p.name} -> {p.student}/{p.lesson}/{p.notebook} ({p.note})"
                 for p in self.placed
@@ -223,6 +225,14 @@ def collect(
     with Export(Path(source)) as export:
         layout, evidence = (given, given.signature) if given else detect(export)
         run = CollectRun(Path(source), layout.name, evidence)
+        one_time = _one_entry_time(export)
+        if one_time:
+            collector.download_time = one_time
+            run.warning = (
+                f"every notebook in this download carries one time, {one_time}: the download's,"
+                " not the submissions'. Where the platform's names give no time, lateness is"
+                " not known: none is recorded (place a timestamp.txt by hand where one is late)"
+            )
         found = []
         for entry in export.entries:
             outcome = collector.examine(entry, export, layout)
@@ -234,6 +244,21 @@ def collect(
                 found.append(outcome)
         collector.place(found, export, run)
     return run
+
+
+def _one_entry_time(export: Export) -> str:
+    """The one archive time every notebook of a download carries (to the minute), where there
+    are three or more: a platform that stamps its download's time on every entry (as Canvas
+    and Moodle may) gives no submission times. "" where the times differ."""
+    times = {
+        (entry.time or entry.local_time).strftime("%Y-%m-%d %H:%M")
+        for entry in export.entries
+        if entry.name.lower().endswith(NOTEBOOK)
+        and entry.time_source != COPY_TIME
+        and (entry.time or entry.local_time) is not None
+    }
+    notebooks = sum(1 for entry in export.entries if entry.name.lower().endswith(NOTEBOOK))
+    return times.pop() if len(times) == 1 and notebooks >= 3 else ""
 
 
 class _Clock:
@@ -307,6 +332,7 @@ class _Collector:
         self.troubles: dict[tuple[str, str], list[str]] = defaultdict(list)
         self._graded: dict[tuple[str, str], datetime] | None = None
         self.downloads = _Downloads(course.root / "collect_backup" / "download_times.json")
+        self.download_time = ""  # where every entry carries the download's time (_one_entry_time)
 
     def examine(self, entry: Entry, export: Export, layout: Layout) -> "_Found | Rejected | Read":
         """What `entry` is: a submission to place, a record of the platform, or neither, why."""
@@ -434,6 +460,8 @@ class _Collector:
             when, how = None, ""
         if claim.lateness == "on time":  # the entry's time is the download's: a bound only
             return None, when, how, False
+        if self.download_time and not claim.lateness and when is not None:
+            return None, when, f"{how} (the download's time, as on every entry)", False
         if when is None:
             if claim.lateness:
                 return (

@@ -65,6 +65,13 @@ def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) ->
     notes = list(grades.notes)
     for lesson in grades.lessons:
         same = canvas_columns_for(lesson, known)
+        if known and not same:
+            detail = (
+                f"no assignment of the roster's Canvas export is titled like {lesson}: Canvas"
+                f" will make a new one named {lesson}; to update yours, rename the column to its"
+                " header in Canvas's export (title and id in brackets)"
+            )
+            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
         if len(same) > 1:
             detail = (
                 f"Canvas's export had {len(same)} assignments of this name"
@@ -99,9 +106,17 @@ def canvas_column(lesson: str, known: list[str]) -> str:
 
 
 def canvas_columns_for(lesson: str, known: list[str]) -> list[str]:
-    """The headers of `known` that name `lesson`'s assignment: `{lesson} ({digits})`."""
-    pattern = re.compile(rf"{re.escape(lesson)} \(\d+\)")
-    return [header for header in known if pattern.fullmatch(header)]
+    """The headers of `known` that name `lesson`'s assignment: `{title} ({digits})`, the title
+    being the lesson id written as a person would title it (`03 Backward and scalar outputs`:
+    the same words, whatever the case and punctuation)."""
+    titled = re.compile(r"(?P<title>.*) \(\d+\)")
+    found = [(header, titled.fullmatch(header)) for header in known]
+    return [header for header, m in found if m and _words(m["title"]) == _words(lesson)]
+
+
+def _words(text: str) -> str:
+    """`text`'s words, lower case, one space apart (`03_Backward-and` -> `03 backward and`)."""
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
 def moodle_import(
@@ -205,10 +220,16 @@ def class_grades(
         score[(sid, lesson)] = float(row["score"] or 0.0)
         seen.add((sid, lesson))
         outcome, review = str(row["outcome"]), row.get("review", "")
-        if outcome != "graded" or review:
+        penalty = float(row.get("late_submission_penalty") or 0.0)
+        if outcome != "graded" or review or penalty:
             student = by_id.get(sid, Student(sid, row["first_name"], row["last_name"]))
             shown = points(score[(sid, lesson)])
-            notes.append(_note(student, lesson, shown, outcome, row["detail"], review))
+            detail = row["detail"]
+            if penalty:
+                raw = points(float(row["raw_score"] or 0.0))
+                late = f"late penalty {points(penalty)} off the raw score {raw}"
+                detail = f"{late}; {detail}" if detail else late
+            notes.append(_note(student, lesson, shown, outcome, detail, review))
     for student in students:  # on the roster, never entered in the gradebook
         for lesson in lessons:
             if (student.id, lesson) not in seen:

@@ -160,3 +160,13 @@ def test_refreshing_the_course_keeps_its_time_zone_and_policy(course):
     assert policy_in_force(course.config()) == parse_policy("per-day:10%")
     with course.api().gradebook as gb:
         assert gb.find_assignment(L1).duedate == DUE.replace(tzinfo=None)
+
+
+def test_the_extend_command_says_the_new_deadline(course, capsys):
+    """`grader extend` prints the deadline it set, in UTC, and how far past the due date."""
+    from grader.cli import main
+
+    args = ["extend", "bob", L1, "--until", "2026-10-07T23:59-04:00"]
+    assert main([*args, "--course-dir", str(course.root)]) == 0
+    said = capsys.readouterr().out
+    assert f"bob: {L1} now due 2026-10-08 03:59 UTC (48 h after its due date)" in said

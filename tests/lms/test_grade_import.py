@@ -81,6 +81,7 @@ EXPECTED_NOTES = {
     ("pat", L1): ("malformed", MALFORMED),
     ("pat", L2): ("no submission", ""),
     ("walkin", L2): ("no submission", ""),
+    ("cjones", L1): ("graded", "late penalty 1.5 off the raw score 6"),  # why 4.5, not 6
 }
 
 
@@ -118,7 +119,12 @@ def test_canvas_file_names_a_lesson_column_as_the_roster_export_named_it(course,
     finally:
         kept.unlink()
     assert _read(path)[0][5:] == [f"{L1} (1201)", L2]
-    assert _notes(path) == EXPECTED_NOTES
+    new_column = (
+        f"no assignment of the roster's Canvas export is titled like {L2}: Canvas will make a new"
+        f" one named {L2}; to update yours, rename the column to its header in Canvas's export"
+        " (title and id in brackets)"
+    )
+    assert _notes(path) == {**EXPECTED_NOTES, ("", L2): ("column", new_column)}
 
 
 def test_a_canvas_column_is_the_lesson_followed_by_one_canvas_id():
@@ -126,6 +132,11 @@ def test_a_canvas_column_is_the_lesson_followed_by_one_canvas_id():
     assert canvas_column("ps1", ["ps10 (5)", "ps1 (x)", "ps1"]) == "ps1"
     assert canvas_column("ps1", ["ps1 (5)", "ps1 (6)"]) == "ps1"  # two: which is meant?
     assert canvas_column("ps1", []) == "ps1"
+    titled = ["03 Backward and scalar outputs (23403)", "Lesson 4: retain_graph (23404)"]
+    assert canvas_column("03_backward_and_scalar_outputs", titled) == titled[0]  # same words
+    assert canvas_column("04_retain_graph_and_accumulation", titled) == (
+        "04_retain_graph_and_accumulation"  # other words: a new assignment, and a note says so
+    )
 
 
 def test_moodle_file_matches_on_an_identifier_every_student_has(course, tmp_path):

@@ -149,13 +149,31 @@ def test_canvas_download_unzipped_into_a_folder_says_its_times_are_copy_times(co
     assert not (course.submission("jsmith", L3) / "timestamp.txt").exists()
 
 
+def test_a_download_whose_entries_carry_one_time_records_no_lateness(course, tmp_path):
+    """Where every notebook of a download carries the same time, it is the download's: the
+    command warns, and no file gets that time as its submission time."""
+    when = (2026, 10, 7, 9, 15, 0)
+    export = _zip(tmp_path / "one_time.zip", [
+        (f"Maria Garcia_201_assignsubmission_file_/{L1}.ipynb", _notebook("m1"), when),
+        (f"John Smith_202_assignsubmission_file_/{L1}.ipynb", _notebook("j1"), when),
+        (f"Linh Nguyễn Thị_203_assignsubmission_file_/{L1}.ipynb", _notebook("l1"), when),
+    ])  # fmt: skip
+    run = collect(export, course, timezone="UTC")
+    assert len(run.placed) == 3
+    assert run.lines()[1].startswith("warning  every notebook in this download carries one time")
+    for student in ("mgarcia", "jsmith", "lnguyen"):
+        assert not (course.submission(student, L1) / "timestamp.txt").exists()
+    assert all("the download's time, as on every entry" in p.note for p in run.placed)
+
+
 def test_moodle_download_in_folders_and_flat(course, tmp_path):
     """Moodle: `{Full Name}_{participant id}_assignsubmission_file_/{file}` or flat; matched by
     name without case or accents; online text is rejected; an assignment's notebooks are found
     by their names alone."""
-    when = (2026, 10, 5, 20, 15, 0)
+    when = (2026, 10, 5, 20, 15, 0)  # the upload's time, as a download that keeps it has
     export = _zip(tmp_path / "moodle.zip", [
-        (f"Maria Garcia_101_assignsubmission_file_/{L3}.ipynb", _notebook("maria"), when),
+        (f"Maria Garcia_101_assignsubmission_file_/{L3}.ipynb", _notebook("maria"),
+         (2026, 10, 4, 9, 0, 0)),
         ("John Smith_102_assignsubmission_onlinetext_/onlinetext.html", b"<p>hi</p>", when),
         ("Linh Nguyễn Thị_103_assignsubmission_file_/problem1.ipynb", _notebook("p1"), when),
         ("Linh Nguyễn Thị_103_assignsubmission_file_/problem2.ipynb", _notebook("p2"), when),
