@@ -19,3 +19,12 @@ class Timings(dict):
     def add(self, name: str, seconds: float) -> None:
         """Count `seconds` more for `name`."""
         self[name] = self.get(name, 0.0) + seconds
+
+    @classmethod
+    def summed(cls, each: list["Timings"]) -> "Timings":
+        """The steps of several, added up."""
+        total = cls()
+        for timings in each:
+            for name, seconds in timings.items():
+                total.add(name, seconds)
+        return total

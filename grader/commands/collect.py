@@ -43,7 +43,7 @@ from grader.course import Course, lessons
 from grader.lms.archive import COPY_TIME, Entry, Export, ExportError
 from grader.lms.exports import NOTEBOOK, PLATFORMS, Claim, Layout, Pattern, detect
 from grader.lms.matching import Ambiguous, doubt, find_student
-from grader.lms.roster import Student, load_roster
+from grader.lms.roster import Student, class_list, id_problem
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@-]*$")
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"  # nbgrader's; its parse_utc reads it back
@@ -181,28 +181,6 @@ def which_notebook(name: str, lesson: str, notebooks: list[str]) -> str | None:
     return max(named, key=len) if named else None
 
 
-def course_students(course: Course) -> list[Student]:
-    """The course's students: its roster.csv, then those only in its gradebook."""
-    listed = load_roster(course.root)
-    ids = {student.id for student in listed}
-    with course.api().gradebook as gb:
-        entered = [
-            Student(s.id, s.first_name or "", s.last_name or "", s.email or "", s.lms_user_id or "")
-            for s in gb.students
-        ]
-    return listed + [student for student in entered if student.id not in ids]
-
-
-def _id_problem(student_id: str) -> str | None:
-    """What keeps a roster's id from naming the student's folder, or None."""
-    try:
-        from grader.lms.roster import id_problem
-    except ImportError:  # pragma: no cover - the roster module's check, if it has one
-        bad = student_id in ("", ".", "..") or "/" in student_id or "\\" in student_id
-        return "is not a folder name" if bad else None
-    return id_problem(student_id)
-
-
 def collect(
     source: Path,
     course: Course,
@@ -325,7 +303,7 @@ class _Found:
 class _Collector:
     def __init__(self, course: Course, only_lesson: str | None, clock: _Clock):
         self.course, self.only_lesson, self.clock = course, only_lesson, clock
-        self.students = course_students(course)
+        self.students = class_list(course)
         self.known = course.lessons
         self.notebooks = {assignment: course.notebooks(assignment) for assignment in self.known}
         self.backup_stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
@@ -371,7 +349,7 @@ class _Collector:
                 return None, self._by_hand(claim, found)
             if isinstance(found, str):
                 return None, found
-            problem = _id_problem(found.id)
+            problem = id_problem(found.id)
             if problem:
                 return None, f"{claim.seems}? the roster's id {found.id!r} {problem}"
             return found, ""

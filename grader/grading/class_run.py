@@ -272,10 +272,11 @@ def _run_fast(
         _zero(api, lesson, student)
         detail = f"{type(error).__name__}: {error}"
         report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
-        report = replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task))
+        report = replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task, problems))
         _record(task, report, stamp)
         return report
-    return replace(reports[-1], timings=_summed([*(r.timings for r in runs.values()), started]))
+    spent = Timings.summed([*(run.timings for run in runs.values()), started])
+    return replace(reports[-1], timings=spent)
 
 
 def _run_stock(api, task: GradingTask, notebooks: list[str], problems: dict) -> SubmissionReport:
@@ -297,20 +298,20 @@ def _run_stock(api, task: GradingTask, notebooks: list[str], problems: dict) -> 
     return replace(
         report,
         not_graded=tuple(submission_check.extra_notebooks(folder, notebooks)),
-        deleted_tests=_deleted(api, task),
+        deleted_tests=_deleted(api, task, problems),
         timings=timings,
     )
 
 
-def _deleted(api, task: GradingTask) -> tuple[str, ...]:
+def _deleted(api, task: GradingTask, problems: dict) -> tuple[str, ...]:
     """The assignment's graded cells (from the gradebook) missing from the submitted notebooks
-    that are there to read."""
+    that are there to read (not in `problems`)."""
     folder = task.course.submission(task.student, task.lesson)
     notebooks = task.course.notebooks(task.lesson)
     deleted = []
     with api.gradebook as gb:
         for name in notebooks:
-            if submission_check.problem(folder, name) is not None:
+            if name in problems:
                 continue
             graded = [c.name for c in gb.find_notebook(name, task.lesson).grade_cells]
             found = submission_check.deleted_tests(folder, name, graded)
@@ -498,14 +499,6 @@ def autograde(
         for lesson in lessons
         for result in scores_of(course, lesson, students or course.submitted_students(lesson))
     ]
-
-
-def _summed(timings) -> Timings:
-    total = Timings()
-    for each in timings:
-        for step, seconds in each.items():
-            total.add(step, seconds)
-    return total
 
 
 def _late(seconds: float) -> str:

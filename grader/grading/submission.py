@@ -207,10 +207,11 @@ def keep_files(folder: Path, files: dict[str, bytes]) -> None:
         path = (folder / name).resolve()
         if path.suffix == ".ipynb" or not path.is_relative_to(root) or path == root:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_dir():
+        try:  # a name that clashes with a folder, or a folder with a file, is not kept
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        except OSError:
             continue
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         with open(fd, "wb") as handle:
             handle.write(data)
 

@@ -38,8 +38,17 @@ from pathlib import Path
 
 from grader.course import Course
 from grader.grading import outcomes
-from grader.lms.grade_import import class_list, sortable_name
-from grader.lms.roster import MOODLE_EMAIL, CsvTable, Student, header_key, moodle_columns, read_csv
+from grader.lms.archive import Export
+from grader.lms.grade_import import sortable_name
+from grader.lms.roster import (
+    MOODLE_EMAIL,
+    CsvTable,
+    Student,
+    class_list,
+    header_key,
+    moodle_columns,
+    read_csv,
+)
 from grader.outcome import Outcome
 from grader.safe_output.text import terminal_safe
 
@@ -307,15 +316,14 @@ def _moodle_names(students, files, ids):
 
 
 def _names(source: Path, full_paths: bool = False) -> list[str]:
-    """The file names in a folder (recursively) or zip: base names, or paths inside it."""
-    if source.is_dir():
-        paths = [p for p in source.rglob("*") if p.is_file()]
-        return [p.relative_to(source).as_posix() if full_paths else p.name for p in paths]
-    if not zipfile.is_zipfile(source):
-        raise BundleError(f"{source}: not a folder, a zip archive or (Moodle) a CSV file")
-    with zipfile.ZipFile(source) as archive:
-        names = [info.filename for info in archive.infolist() if not info.is_dir()]
-    return names if full_paths else [name.rsplit("/", 1)[-1] for name in names]
+    """The file names in a platform's download, a folder or zip read as collect reads it: base
+    names, or paths inside it."""
+    try:
+        with Export(source) as export:
+            entries = [entry for entry in export.entries if not entry.problem]
+    except ValueError:
+        raise BundleError(f"{source}: not a folder, a zip archive or (Moodle) a CSV file") from None
+    return [entry.path if full_paths else entry.name for entry in entries]
 
 
 def _plain(name: str) -> str:

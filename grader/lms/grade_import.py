@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course import Course
-from grader.lms.roster import Student, load_canvas_columns, load_roster
+from grader.lms.roster import Student, class_list, load_canvas_columns
 from grader.safe_output.text import csv_safe
 
 NO_SUBMISSION = "no submission"  # grade_rows' outcome when the gradebook holds none
@@ -240,29 +240,6 @@ def class_grades(
                 if assignment.name in maximum:
                     maximum[assignment.name] = float(assignment.max_score or 0.0)
     return Grades(lessons, maximum, score, notes)
-
-
-def class_list(course: Course) -> list[Student]:
-    """The class: the roster's students (roster.csv), then those in the gradebook that are not
-    on it (all of them, for a course made without a roster), sorted as the platforms list
-    students: by last name, first name, then id."""
-    listed = load_roster(course.root)
-    known = {student.id for student in listed}
-    with course.api().gradebook as gb:
-        others = [
-            Student(
-                id=s.id,
-                first_name=s.first_name or "",
-                last_name=s.last_name or "",
-                email=s.email or "",
-                lms_id=s.lms_user_id or "",
-            )
-            for s in gb.students
-            if s.id not in known
-        ]
-    return sorted(
-        listed + others, key=lambda s: (s.last_name.casefold(), s.first_name.casefold(), s.id)
-    )
 
 
 def sortable_name(student: Student) -> str:

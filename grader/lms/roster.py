@@ -440,3 +440,26 @@ def _id_column(table: CsvTable, form: _Form, rows, id_column: str | None) -> str
         f"{header}: no column gives the students' ids (the columns are {found}{hint}): {wanted};"
         " or name the column that holds them with --id-column COLUMN"
     )
+
+
+def class_list(course) -> list[Student]:
+    """The class of `course` (a Course): the roster's students (roster.csv), then those in the
+    gradebook that are not on it (all of them, for a course made without a roster), sorted as
+    the platforms list students: by last name, first name, then id."""
+    listed = load_roster(course.root)
+    known = {student.id for student in listed}
+    with course.api().gradebook as gb:
+        others = [
+            Student(
+                id=s.id,
+                first_name=s.first_name or "",
+                last_name=s.last_name or "",
+                email=s.email or "",
+                lms_id=s.lms_user_id or "",
+            )
+            for s in gb.students
+            if s.id not in known
+        ]
+    return sorted(
+        listed + others, key=lambda s: (s.last_name.casefold(), s.first_name.casefold(), s.id)
+    )

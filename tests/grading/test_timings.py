@@ -40,3 +40,11 @@ def test_a_graded_submission_reports_the_seconds_of_every_step(tmp_path, grading
     assert set(report.timings) >= FAST_STEPS - {"start-up"}  # the session may be warm already
     assert all(seconds >= 0 for seconds in report.timings.values())
     assert report.timings["student cells"] > 0 and report.timings["probes"] > 0
+
+
+def test_timings_of_several_runs_add_up_per_step():
+    """Each step's seconds, added over the runs; a step of one run alone is kept."""
+    from grader.timings import Timings
+
+    total = Timings.summed([Timings(copy=1.0, judge=0.5), Timings(judge=0.25), Timings()])
+    assert total == {"copy": 1.0, "judge": 0.75}

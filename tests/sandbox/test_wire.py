@@ -160,3 +160,27 @@ def test_files_are_taken_only_where_asked_for_and_once():
     assert watch._take({"kind": Kind.FILES, "files": {"out/model.txt": "6869"}}) is None
     assert watch.report.files == {"out/model.txt": b"hi"}
     assert watch._take({"kind": Kind.FILES, "files": {"again.txt": "00"}}) is not None
+
+
+def test_files_kept_stay_in_the_folder_and_never_replace_a_notebook(tmp_path):
+    """keep_files writes what the report's reader let through, but no notebook, nothing out of
+    the folder, and skips a name that clashes with a folder instead of failing the grading."""
+    from grader.grading.submission import keep_files
+
+    folder = tmp_path / "autograded"
+    (folder / "data").mkdir(parents=True)
+    (folder / "part2.ipynb").write_text("submitted")
+    keep_files(
+        folder,
+        {
+            "model.txt": b"6",
+            "part2.ipynb": b"forged",
+            "data": b"a file where a folder is",
+            "model.txt/inside": b"a folder where a file is",
+            "data/rows.csv": b"1",
+        },
+    )
+    assert (folder / "model.txt").read_bytes() == b"6"
+    assert (folder / "part2.ipynb").read_text() == "submitted"
+    assert (folder / "data" / "rows.csv").read_bytes() == b"1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["autograded"]
