@@ -215,7 +215,7 @@ def _run_fast(
     """Run and grade each of the submission's notebooks in the sandbox, as nbgrader's autograde
     does (one missing or unreadable scores 0, the others are graded), and record the outcome:
     with the last notebook's grades, in one transaction, or on its own if a run failed."""
-    from grader.grading.submission import autograde_notebook, copy_submission
+    from grader.grading.submission import RunRefused, autograde_notebook, copy_submission
 
     lesson, student = task.lesson, task.student
     folder = task.course.submission(student, lesson)
@@ -270,7 +270,7 @@ def _run_fast(
             )
     except Exception as error:  # recorded as the outcome: one submission never stops a class
         _zero(api, lesson, student)
-        detail = f"{type(error).__name__}: {error}"
+        detail = str(error) if isinstance(error, RunRefused) else f"{type(error).__name__}: {error}"
         report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
         report = replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task, problems))
         _record(task, report, stamp)

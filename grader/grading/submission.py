@@ -155,8 +155,13 @@ def autograde_notebook(
     files = folder_files(target, path.name)
     report = workers.sandbox.run(cells, files, probes, prefix, then, files_back=more)
     timings.update(report.timings)
+    if report.outcome == Outcome.NOT_GRADED:  # its report broke the channel's rules
+        raise RunRefused(_detail(report, nb))
     with timings.step("copy"):
-        keep_files(target, report.files)
+        keep_files(target, report.files, coursedir.ignore)
+    if report.files_left_out:
+        left = f"{report.files_left_out} files it left were over the limits and not kept"
+        report.detail = f"{report.detail}; {left}" if report.detail else left
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, probes["seed"]) if probes else {}
     with timings.step("nbgrader steps"):
@@ -199,13 +204,22 @@ def autograde_notebook(
     return graded(saved)
 
 
-def keep_files(folder: Path, files: dict[str, bytes]) -> None:
+class RunRefused(Exception):
+    """A run whose report broke the channel's rules (the submission wrote into it, or sent what
+    the grader could not read): the submission gets the outcome `not graded` and no points."""
+
+
+def keep_files(folder: Path, files: dict[str, bytes], ignore: list[str]) -> None:
     """Write the files a run left (paths checked safe and inside `folder` by the report's
-    reader) into `folder`, but no notebook: each notebook is graded as submitted."""
+    reader) into `folder`, but no notebook (each is graded as submitted), no timestamp.txt
+    (nbgrader's record of the submission) and nothing `ignore` (the course's patterns) names."""
     root = folder.resolve()
     for name, data in files.items():
         path = (folder / name).resolve()
         if path.suffix == ".ipynb" or not path.is_relative_to(root) or path == root:
+            continue
+        parts = path.relative_to(root).parts
+        if parts == ("timestamp.txt",) or any(fnmatch(p, i) for p in parts for i in ignore):
             continue
         try:  # a name that clashes with a folder, or a folder with a file, is not kept
             path.parent.mkdir(parents=True, exist_ok=True)

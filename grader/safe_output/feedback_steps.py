@@ -50,21 +50,24 @@ def _dest(preprocessor, resources, directory: str, student: str | None = None) -
 
 IMAGE_LINK = re.compile(r"(!\[[^\]]*\]\(\s*)([^)\s]+)")  # markdown's ![alt](path
 IMAGE_TYPES = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".gif": "gif"}
-IMAGE_LIMIT = 2 * 1024**2  # bytes of one released image inlined in a page
+IMAGE_LIMIT = 256 * 1024  # bytes of one released image inlined in a page
 
 
-def inline_released_images(text: str, release: Path) -> str:
+def inline_released_images(text: str, release: Path, budget: Budget) -> str:
     """Markdown images that name a file released with the lesson (an instructor's figure),
-    inlined: a page shows no image it links to, since a path could reach any file."""
+    inlined, each reference spending its size from `budget`'s images: a page shows no image it
+    links to, since a path could reach any file. One over a limit is left as written (the
+    cleaner drops its address; its alt text stays)."""
+    root = release.resolve()
 
     def inline(match: re.Match) -> str:
         name = match[2].removeprefix("./")
         path = release / name
         kind = IMAGE_TYPES.get(path.suffix.lower())
-        inside = ".." not in Path(name).parts and not Path(name).is_absolute()
+        inside = not Path(name).is_absolute() and path.resolve().is_relative_to(root)
         if not (kind and inside and path.is_file() and not path.is_symlink()):
             return match[0]
-        if path.stat().st_size > IMAGE_LIMIT:
+        if not budget.take("images", path.stat().st_size, IMAGE_LIMIT):
             return match[0]
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         return f"{match[1]}data:image/{kind};base64,{data}"
@@ -148,9 +151,10 @@ class ShowSafeOutputs(Preprocessor):
         for cell in nb.cells:
             mine = submitted.get(_key(cell), {})
             if cell.cell_type in ("markdown", "raw"):
-                text = inline_released_images(cell.source, release)
+                text = cell.source  # the HTML budget is of what was written: not the images
                 if not budget.take("html", len(text), HTML_LIMIT):
                     text = "*[feedback page: a cell too large to show is not shown]*"
+                text = inline_released_images(text, release, budget)
                 cell.source = text if cell.cell_type == "markdown" else clean_html(text)
             elif is_test(cell):
                 cell.outputs, cell.execution_count = [_verdict(cell, mine)], None

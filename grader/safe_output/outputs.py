@@ -20,6 +20,7 @@ IMAGE_LIMIT = 2 * 1024**2  # characters of one base64 image
 HTML_LIMIT = 32 * 1024  # characters of one piece of HTML: at most about 0.35 s of parsing
 PAGE_TEXT_LIMIT = 8 * 1024**2  # text and images on one page
 PAGE_HTML_LIMIT = 160 * 1024  # HTML parsed for one page (a lesson's own markdown: 16 KiB)
+PAGE_IMAGE_LIMIT = 512 * 1024  # bytes of released images inlined in one page's markdown
 IMAGES = ("image/png", "image/jpeg")
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*\Z")
 CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]?|[\x00-\x08\x0b-\x1f\x7f]")
@@ -28,10 +29,12 @@ STREAMS = ("stdout", "stderr")
 
 @dataclass
 class Budget:
-    """What one page may still show: characters of text and images, and of HTML to parse."""
+    """What one page may still show: characters of text and images, of HTML to parse, and bytes
+    of the lesson's released images inlined in its markdown."""
 
     text: int = PAGE_TEXT_LIMIT
     html: int = PAGE_HTML_LIMIT
+    images: int = PAGE_IMAGE_LIMIT
 
     def take(self, kind: str, size: int, limit: int) -> bool:
         """Spend `size` of `kind` if it is within `limit` and what is left; whether it was."""

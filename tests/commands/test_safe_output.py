@@ -94,8 +94,8 @@ def test_a_page_over_its_time_limit_is_given_up_and_the_others_go_on():
 
 def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
     """A markdown image naming a released image file becomes a data URI; a path out of the
-    release, a link, a file that is no image, a symbolic link or a missing file stays as
-    written (and the cleaner then drops its address)."""
+    release (also through a linked folder), a link, a file that is no image or a missing file
+    stays as written (and the cleaner then drops its address)."""
     from grader.safe_output.feedback_steps import inline_released_images
 
     release = tmp_path / "release" / "ps1"
@@ -104,14 +104,37 @@ def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
     (release / "notes.txt").write_text("text")
     (tmp_path / "secret.png").write_bytes(b"secret")
     (release / "link.png").symlink_to(tmp_path / "secret.png")
-    text = inline_released_images("![plot](./figures/plot.PNG) ![p](figures/plot.PNG)", release)
+    (release / "outside").symlink_to(tmp_path, target_is_directory=True)
+    text = inline_released_images(
+        "![plot](./figures/plot.PNG) ![p](figures/plot.PNG)", release, Budget()
+    )
     assert text == "![plot](data:image/png;base64,iVBORw==) ![p](data:image/png;base64,iVBORw==)"
     for kept in (
         "![x](../../secret.png)",
         f"![x]({tmp_path / 'secret.png'})",
         "![x](link.png)",
+        "![x](outside/secret.png)",
         "![x](notes.txt)",
         "![x](missing.png)",
         "![x](https://example.org/a.png)",
     ):
-        assert inline_released_images(kept, release) == kept
+        assert inline_released_images(kept, release, Budget()) == kept
+
+
+def test_inlined_images_spend_the_pages_image_budget_per_reference(tmp_path):
+    """Each reference spends the image's size: past the page's image budget, references stay
+    as written, however many a student writes; an image over the per-image limit is never
+    inlined."""
+    from grader.safe_output.feedback_steps import IMAGE_LIMIT, inline_released_images
+    from grader.safe_output.outputs import PAGE_IMAGE_LIMIT
+
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "fig.png").write_bytes(b"\x89PNG" + b"0" * (100 * 1024))
+    (release / "big.png").write_bytes(b"0" * (IMAGE_LIMIT + 1))
+    budget = Budget()
+    text = inline_released_images("![a](fig.png)\n" * 20_000, release, budget)
+    inlined = text.count("data:image/png")
+    assert inlined == PAGE_IMAGE_LIMIT // (100 * 1024 + 4)
+    assert text.count("![a](fig.png)") == 20_000 - inlined
+    assert inline_released_images("![b](big.png)", release, Budget()) == "![b](big.png)"

@@ -222,6 +222,18 @@ def _own_assignment(source):
     (source / "ps1" / "pixel.png").write_bytes(PIXEL)
 
 
+# A garbage frame on the report pipe, the write end of a pipe open in the submission's process
+WRITES_INTO_THE_REPORT_PIPE = """\
+import fcntl, os, stat
+for fd in range(3, 1024):
+    try:
+        pipe = stat.S_ISFIFO(os.fstat(fd).st_mode)
+        if pipe and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+            os.write(fd, b"\\x00\\x00\\x00\\x03abc")
+    except OSError:
+        pass
+"""
+
 OWN_ANSWERS = {  # student -> notebook -> grade id -> answer; a notebook left out is not submitted
     "ann": {
         "part1": {
@@ -258,7 +270,8 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
     in a subfolder, an image; no probes), released with `grader release --course-dir`, collected
     from a platform's export and graded with the default engine, gets stock nbgrader's score for
     every cell; a notebook not submitted scores 0 and the other is graded; export, feedback and
-    the score table handle both notebooks."""
+    the score table handle both notebooks. A submission whose second notebook writes into the
+    grader's channel gets no points, though its first earned some."""
     from grader.cli import main
 
     policy = "per-day:1%,cap:20%"  # every submission is late: the cap applies
@@ -281,6 +294,13 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
     ben = fast.root / "submitted" / "ben" / "ps1"
     shutil.copy(ben / "part1.ipynb", ben / "scratch.ipynb")  # a notebook beside the assignment's
     shutil.copytree(fast.root / "submitted", stock.root / "submitted", dirs_exist_ok=True)
+    eve = fast.root / "submitted" / "eve" / "ps1"  # the default engine's own rule: not compared
+    shutil.copytree(fast.root / "submitted" / "ann" / "ps1", eve)
+    part2 = nbformat.read(eve / "part2.ipynb", as_version=4)
+    for each in part2.cells:  # after part 1 earned its points, part 2 writes into the channel
+        if each.metadata.get("nbgrader", {}).get("grade_id") == "half":
+            each.source = WRITES_INTO_THE_REPORT_PIPE
+    nbformat.write(part2, eve / "part2.ipynb")
     for course, engine in ((fast, "fast"), (stock, "nbgrader")):
         args = ["autograde", "ps1", "--course-dir", str(course.root), "--engine", engine]
         assert main(args) == 0
@@ -288,6 +308,10 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
         name: {k: v for k, v in _grades(course).items() if k[0] == "ps1"}
         for name, course in (("fast", fast), ("stock", stock))
     }
+    rows = {r["student_id"]: r for r in grade_rows(fast)[1] if r["assignment"] == "ps1"}
+    assert (rows["eve"]["outcome"], rows["eve"]["raw_score"]) == ("not graded", 0.0)
+    assert "wrote into the grader's channel" in rows["eve"]["detail"]
+    del grades["fast"][("ps1", "eve")]
     assert grades["fast"] == grades["stock"]
     per_cell = {
         student: {k: v for k, v in row.items() if k.startswith("part")}

@@ -69,3 +69,24 @@ def test_a_module_planted_in_a_writable_folder_stands_in_for_nothing_installed(s
     assert error["ename"] == "ModuleNotFoundError", error
     assert _text(report, 5) == "False True\n"
     assert _text(report, 6) == "42\n"
+
+
+def test_files_come_back_only_where_asked_changed_and_within_the_limits(sandbox):
+    """Asked for them, a run sends back the files it made or changed (not those given as they
+    were, no notebook), and counts those over the limit instead of sending them; not asked,
+    it sends nothing."""
+    cells = [
+        (
+            0,
+            "open('given.txt', 'w').write('changed')\n"
+            "open('made.txt', 'w').write('new')\n"
+            "open('draft.ipynb', 'w').write('{}')\n"
+            "open('huge.bin', 'wb').write(b'0' * (9 * 1024**2))",
+        )
+    ]
+    given = {"given.txt": b"as given", "same.txt": b"untouched"}
+    report = sandbox.run(cells, given, files_back=True)
+    assert report.outcome == "graded", report.detail
+    assert report.files == {"given.txt": b"changed", "made.txt": b"new"}
+    assert report.files_left_out == 1  # huge.bin, over the 8 MB limit
+    assert sandbox.run(cells, given).files == {}

@@ -150,21 +150,25 @@ def test_files_left_by_a_run_must_be_relative_paths_within_the_limits(files):
     """A FILES report naming a path out of the folder, holding what is not hex, or over the
     limit breaks the channel's rules: the submission is not graded on it."""
     watch = ReportWatch(Limits(), {}, files_back=True)
-    assert watch._take({"kind": Kind.FILES, "files": files}) == "files out of turn or not files"
+    message = {"kind": Kind.FILES, "files": files, "left_out": 0}
+    assert watch._take(message) == "files out of turn or not files"
 
 
 def test_files_are_taken_only_where_asked_for_and_once():
     """Files come back only where the run was asked for them, once; they are decoded."""
-    assert ReportWatch(Limits(), {})._take({"kind": Kind.FILES, "files": {}}) is not None
+    files = {"kind": Kind.FILES, "left_out": 0}
+    assert ReportWatch(Limits(), {})._take({**files, "files": {}}) is not None
     watch = ReportWatch(Limits(), {}, files_back=True)
-    assert watch._take({"kind": Kind.FILES, "files": {"out/model.txt": "6869"}}) is None
-    assert watch.report.files == {"out/model.txt": b"hi"}
-    assert watch._take({"kind": Kind.FILES, "files": {"again.txt": "00"}}) is not None
+    assert watch._take({**files, "files": {"a.txt": "00"}, "left_out": -1}) is not None
+    assert watch._take({**files, "files": {"out/model.txt": "6869"}, "left_out": 3}) is None
+    assert (watch.report.files, watch.report.files_left_out) == ({"out/model.txt": b"hi"}, 3)
+    assert watch._take({**files, "files": {"again.txt": "00"}}) is not None
 
 
 def test_files_kept_stay_in_the_folder_and_never_replace_a_notebook(tmp_path):
-    """keep_files writes what the report's reader let through, but no notebook, nothing out of
-    the folder, and skips a name that clashes with a folder instead of failing the grading."""
+    """keep_files writes what the report's reader let through, but no notebook, no
+    timestamp.txt, nothing the course ignores, nothing out of the folder, and skips a name
+    that clashes with a folder instead of failing the grading."""
     from grader.grading.submission import keep_files
 
     folder = tmp_path / "autograded"
@@ -178,9 +182,14 @@ def test_files_kept_stay_in_the_folder_and_never_replace_a_notebook(tmp_path):
             "data": b"a file where a folder is",
             "model.txt/inside": b"a folder where a file is",
             "data/rows.csv": b"1",
+            "timestamp.txt": b"not a time",
+            "__pycache__/x.pyc": b"\0",
+            "probes.py": b"def test_a(student, observe, draw): pass",
         },
+        ["__pycache__", "*.pyc", "probes.py"],
     )
     assert (folder / "model.txt").read_bytes() == b"6"
     assert (folder / "part2.ipynb").read_text() == "submitted"
     assert (folder / "data" / "rows.csv").read_bytes() == b"1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["autograded"]
+    assert sorted(p.name for p in folder.iterdir()) == ["data", "model.txt", "part2.ipynb"]

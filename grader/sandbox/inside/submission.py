@@ -91,28 +91,33 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
                 seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
             wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
     if request.get("files_back"):
-        wire.send(report_fd, Kind.FILES, files=_files_left())
+        files, left_out = _files_left(request.get("files", {}))
+        wire.send(report_fd, Kind.FILES, files=files, left_out=left_out)
     wire.send(report_fd, Kind.FINISHED)
 
 
-def _files_left() -> dict[str, str]:
-    """The regular files the run left in its folder (no notebook), hex-encoded, up to
-    FILES_BACK_BYTES in all: the next notebook of the assignment runs beside them, as it would in
-    nbgrader's one folder."""
-    found, total = {}, 0
+def _files_left(given: dict[str, str]) -> tuple[dict[str, str], int]:
+    """The regular files the run left in its folder that it was not given as they are (no
+    notebook), hex-encoded, up to FILES_BACK_BYTES and FILES_BACK_COUNT in all, and how many
+    were left out for those limits: the next notebook of the assignment runs beside them, as it
+    would in nbgrader's one folder."""
+    found, total, left_out = {}, 0, 0
     for root, dirs, names in os.walk(WORK):
         dirs.sort()
         for name in sorted(names):
             path = os.path.join(root, name)
             if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
                 continue
-            size = os.path.getsize(path)
+            size, relative = os.path.getsize(path), os.path.relpath(path, WORK)
             if total + size > FILES_BACK_BYTES or len(found) >= FILES_BACK_COUNT:
-                return found
+                left_out += 1
+                continue
             with open(path, "rb") as handle:
-                found[os.path.relpath(path, WORK)] = handle.read(size).hex()
-            total += size
-    return found
+                data = handle.read(size).hex()
+            if given.get(relative) != data:
+                found[relative] = data
+                total += size
+    return found, left_out
 
 
 @dataclass

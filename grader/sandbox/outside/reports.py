@@ -33,6 +33,7 @@ class RunReport:
     probes: dict[str, list] = field(default_factory=dict)
     timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
     files: dict[str, bytes] = field(default_factory=dict)  # left in its folder, where asked for
+    files_left_out: int = 0  # of those, over the limits on what comes back
 
 
 class ReportWatch:
@@ -147,7 +148,11 @@ class ReportWatch:
             files = message.get("files")
             if not self.files_back or self.report.files or not _are_files(files):
                 return "files out of turn or not files"
+            left_out = message.get("left_out")
+            if type(left_out) is not int or left_out < 0:
+                return "files out of turn or not files"
             self.report.files = {name: bytes.fromhex(data) for name, data in files.items()}
+            self.report.files_left_out = left_out
         elif kind == Kind.FINISHED:
             self.finished = True
         else:
