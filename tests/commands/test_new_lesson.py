@@ -217,7 +217,8 @@ def _copied(folder: str, names: list[str]) -> list[str]:
 def grader(kit: Path, *args: str) -> subprocess.CompletedProcess:
     """`grader ARGS` run in the copy `kit`, as `make` runs it: the copy's own grader package
     first on the path, this environment's tools on PATH."""
-    env = dict(os.environ, PYTHONPATH=str(kit))
+    # `check` runs pytest: one process, beside the suite's own workers
+    env = dict(os.environ, PYTHONPATH=str(kit), PYTEST_ADDOPTS="-n 0")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(
         [sys.executable, "-m", "grader", *args],
