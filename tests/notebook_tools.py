@@ -35,3 +35,18 @@ def checked_answers(nb) -> set[str]:
         elif is_test(cell):
             checked.update(pending)
     return checked
+
+
+def solution_with_answers(lesson: str, answers: dict[str, str]):
+    """The lesson's solution notebook, and a copy with some answer cells (by grade id) replaced."""
+    import copy
+
+    from grader.cells import grade_id
+    from grader.course import solution_notebook
+
+    source = nbformat.read(solution_notebook(lesson), as_version=4)
+    nb = copy.deepcopy(source)
+    for cell in nb.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    return source, nb

@@ -19,13 +19,14 @@ from pathlib import Path
 import nbformat
 from sqlalchemy import Connection
 
-from grader.cells import autograded_tests, grade_id, is_lesson_code, is_test, shown_name
+from grader.cells import autograded_tests, grade_id, is_test, shown_name
 from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.run_outputs import apply_run, folder_files
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.judging import how
 from grader.judging.reference import Seeds, probes_file
+from grader.judging.rules import judge_source
 from grader.judging.verdict import judge_tests
 from grader.outcome import Outcome
 from grader.sandbox.outside.client import Sandbox
@@ -148,8 +149,7 @@ def autograde_notebook(
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
         with timings.step("judge"):
             lesson_nb = _source_notebook(source_nb)
-            lesson_code = frozenset(c.source for c in lesson_nb.cells if is_lesson_code(c))
-            reading = how.read(nb, how.rules(probes["source"], lesson_nb), lesson_code)
+            reading = judge_source(nb, lesson_nb, probes["source"], seed)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     prefix = lesson if notebook == lesson else None  # the kit's lessons share their first cells
     files = folder_files(target, path.name)

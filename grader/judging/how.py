@@ -8,8 +8,9 @@ which an answer can measure or get around (a copy of `torch.autograd.grad` taken
 check). Here the rule is read from the probe's source, and the answer's code, with every name of
 the notebook it refers to, is read for what it calls:
 
-- "by hand": the code refers to no part of autograd (`backward`, `torch.autograd`, `torch.func`,
-  a tensor's `.grad`, ...);
+- "by hand", for a derivative: not read here; the answer is a formula the grader evaluates
+  (`grader.judging.by_hand`). For other by-hand work (summing a gradient to a shape, a finite
+  difference) the code referring to autograd is only flagged for the instructor;
 - "using autograd": it refers to one; "with a hook": it registers one.
 
 An answer cell that reaches for the interpreter's or the grader's internals (frames, `gc`,
@@ -26,10 +27,9 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from IPython.core.inputtransformer2 import TransformerManager
-
 from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
-from grader.judging import call_counts, gradient_flow
+from grader.judging import by_hand, call_counts, gradient_flow
+from grader.judging.syntax import bindings_of, bound_names, parsed
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
@@ -122,6 +122,7 @@ def _rules(
     probes_source: str, tests: tuple[tuple[str, str], ...], code: tuple[str, ...]
 ) -> tuple[Rule, ...]:
     found = []
+    formulas = {f for functions in by_hand.declared(probes_source).values() for f in functions}
     for probe in ast.parse(probes_source).body:
         if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
             for call in _calls(probe, {"as_written"}):
@@ -136,16 +137,16 @@ def _rules(
                     found.append(Rule(probe.name, function, WITH_A_HOOK))
                 elif function and OPTIMIZER_STEPS in (wrapped, _name(call.func)):
                     found.append(Rule(probe.name, function, WITH_AN_OPTIMIZER))
-                elif function and _name(call.func) == "by_hand":
-                    found.append(Rule(probe.name, function, BY_HAND))
+                elif function and _name(call.func) == "by_hand" and function not in formulas:
+                    found.append(Rule(probe.name, function, BY_HAND))  # flagged only
             for function, callees in _counted(probe):
                 found.append(Rule(probe.name, function, AS_OFTEN_AS_ASKED, counts=callees))
     for test, source in tests:
-        tree = _parse(source)
+        tree = parsed(source)
         for call in _calls(tree, {"call_with_autograd"}) if tree else []:
             if call.args and _name(call.args[0]):
                 found.append(Rule(test, _name(call.args[0]), USING_AUTOGRAD))
-    bindings = _bindings(list(filter(None, map(_parse, code))))
+    bindings = bindings_of(list(filter(None, map(parsed, code))))
     for index, rule in enumerate(found):
         solution = gradient_flow.defined(rule.function, bindings)
         if rule.how == WITH_AN_OPTIMIZER and bindings.get(rule.function):
@@ -218,28 +219,23 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
     code = [i for i, c in enumerate(nb.cells) if (is_answer(c) or is_lesson_code(c))]
     mine = {i for i in code if is_answer(nb.cells[i]) or nb.cells[i].source not in lesson_code}
     trees = dict.fromkeys(range(len(nb.cells)))
-    trees.update({i: _parse(nb.cells[i].source) for i in code if nb.cells[i].cell_type == "code"})
-    bindings = _bindings([trees[i] for i in code if trees[i]])
-    answers = _bindings([trees[i] for i in code if trees[i] and i in mine])
+    trees.update({i: parsed(nb.cells[i].source) for i in code if nb.cells[i].cell_type == "code"})
+    bindings = bindings_of([trees[i] for i in code if trees[i]])
+    answers = bindings_of([trees[i] for i in code if trees[i] and i in mine])
     torch_names = _torch_names(bindings)
     problems, flags = {}, {}
-    exercise: list[str] = []  # the student's cells since the last test cell
-    tests = autograded_tests(nb)
-    for index, cell in enumerate(nb.cells):
-        if index in mine and trees[index]:
-            name = grade_id(cell) or f"cell {index + 1}"
-            exercise.append(name)
-            reaches = _reaches_internals(trees[index], torch_names)
-            if reaches:
-                flags[name] = reaches
-        if index in tests:
-            reached = [flags[name] for name in exercise if name in flags]
-            if reached:
-                problems[tests[index]] = (
-                    f"this answer {reached[0]}, which no answer needs: it earns nothing here, "
-                    "and your instructor will look at it"
-                )
-            exercise = []
+    names = {i: grade_id(nb.cells[i]) or f"cell {i + 1}" for i in mine if trees[i]}
+    for index in sorted(names):
+        reaches = _reaches_internals(trees[index], torch_names)
+        if reaches:
+            flags[names[index]] = reaches
+    for test, cells in _exercises(nb, sorted(names), trees, bindings).items():
+        reached = [flags[names[i]] for i in cells if names[i] in flags]
+        if reached:
+            problems[test] = (
+                f"this answer {reached[0]}, which no answer needs: it earns nothing here, "
+                "and your instructor will look at it"
+            )
     for rule in rules_:
         if rule.test in problems or rule.function not in bindings:
             continue
@@ -262,9 +258,33 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
                 "take the result from the gradient autograd computes for what the function "
                 "computes"
             )
-        if problem:
+        if problem and rule.how == BY_HAND:  # not a formula: the reading can only flag it
+            flags[rule.function] = problem
+        elif problem:
             problems[rule.test] = problem
     return Reading(problems, flags)
+
+
+def _exercises(nb, mine: list[int], trees: dict, bindings: dict) -> dict[str, list[int]]:
+    """The student's cells each test's points answer for: the answer cell right before it, cells
+    the student added or changed since the test before, and every cell that binds a name the
+    answer uses. An answer cell of no test (a prediction) counts only where its names are used."""
+    tests = autograded_tests(nb)
+    statement_cells = {id(s): i for i in mine for s in trees[i].body}
+    exercises, since = {}, []
+    for index in range(len(nb.cells)):
+        if index in mine:
+            since.append(index)
+        if index not in tests:
+            continue
+        answers = [i for i in since if is_answer(nb.cells[i])]
+        own = answers[-1:]
+        used = _closure([s for i in own for s in trees[i].body], bindings)
+        cells = {i for i in since if i in own or not is_answer(nb.cells[i])}
+        cells |= {statement_cells[id(s)] for s in used if id(s) in statement_cells}
+        exercises[tests[index]] = sorted(cells)
+        since = []
+    return exercises
 
 
 def _miscounted(function: ast.AST, bindings: dict, rule: Rule) -> str | None:
@@ -291,48 +311,6 @@ def _hand_made(function: ast.AST, bindings: dict, rule: Rule) -> str | None:
         return "nests expressions too deeply to be read: split them into steps with names"
 
 
-@functools.lru_cache(maxsize=4096)  # lesson cells are the same in every submission
-def _parse(source: str) -> ast.Module | None:
-    """The cell as Python (IPython's %magics and !commands turned into calls, when it has them),
-    or None. The tree is shared: nothing here changes it."""
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
-    try:
-        return ast.parse(TransformerManager().transform_cell(source))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the cell fails when it runs; there is nothing to read
-
-
-def _bindings(trees: list[ast.Module]) -> dict[str, list[ast.AST]]:
-    """Every statement that binds a name at the top of a cell, by name."""
-    bound: dict[str, list[ast.AST]] = {}
-    for tree in trees:
-        for statement in tree.body:
-            for name in _bound_names(statement):
-                bound.setdefault(name, []).append(statement)
-    return bound
-
-
-def _bound_names(statement: ast.AST) -> set[str]:
-    """The names a top-level statement binds (not those its functions or classes bind inside)."""
-    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return {statement.name}
-    if isinstance(statement, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in statement.names}
-    bound, pending = set(), [statement]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif not isinstance(node, ast.Lambda | ast.comprehension):
-            pending += ast.iter_child_nodes(node)
-    return bound
-
-
 def _closure(start: list[ast.AST], bindings: dict[str, list[ast.AST]]) -> list[ast.AST]:
     """The statements `start`, and those that bind every notebook-level name they use."""
     statements, seen = list(start), set()
@@ -357,7 +335,7 @@ def _free_names(statement: ast.AST) -> set[str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
     if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
-        local -= _bound_names(statement)  # the statement's own target is what it binds
+        local -= bound_names(statement)  # the statement's own target is what it binds
     loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
     return loaded - local
 

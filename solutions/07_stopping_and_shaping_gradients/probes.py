@@ -13,6 +13,10 @@ from grader.probing import (
     optimizer_steps,
 )
 
+# Derivatives asked for by hand: each answer is read as a formula that the grader evaluates itself,
+# at points drawn for the submission (grader.judging.by_hand). {test: {function: parameter domains}}
+BY_HAND = {"test_branch_derivative": {"df_branch": [{"low": -2.5, "high": 2.5, "avoid": [0.5]}]}}
+
 ELEMENTWISE = {
     # name: (f, the interval the points are drawn from, where f'' stays away from 0)
     "exp": (torch.exp, -2.0, 2.0),

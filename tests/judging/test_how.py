@@ -5,16 +5,20 @@ in any style of the corpus is."""
 
 import ast
 import copy
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
+from notebook_tools import solution_with_answers
 
 from grader.cells import grade_id, is_lesson_code
 from grader.course import lessons, solution_notebook
-from grader.judging import call_counts, gradient_flow, how
+from grader.judging import call_counts, gradient_flow, how, rules
 from grader.judging.reference import probes_file
+from grader.judging.rules import judge_source
+from grader.judging.syntax import bindings_of
 
 ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
 L3, L5, L7 = (
@@ -26,12 +30,14 @@ L3, L5, L7 = (
 
 def _read(lesson: str, answers: dict[str, str]) -> how.Reading:
     """The reading of the lesson's solution with some answer cells replaced."""
-    source = nbformat.read(solution_notebook(lesson), as_version=4)
-    nb = copy.deepcopy(source)
-    for cell in nb.cells:
-        if grade_id(cell) in answers:
-            cell.source = answers[grade_id(cell)]
+    source, nb = solution_with_answers(lesson, answers)
     return how.read(nb, how.rules(probes_file(lesson).read_text(), source), _lesson_code(lesson))
+
+
+def _judged(lesson: str, answers: dict[str, str]) -> how.Reading:
+    """The whole judgment of the source (formulas and reading) with some answer cells replaced."""
+    source, nb = solution_with_answers(lesson, answers)
+    return judge_source(nb, source, probes_file(lesson).read_text(), seed=7)
 
 
 def _lesson_code(lesson: str) -> frozenset[str]:
@@ -40,24 +46,25 @@ def _lesson_code(lesson: str) -> frozenset[str]:
 
 
 def test_every_lesson_has_rules_read_from_its_probes_and_tests():
-    """By hand from the probes' by_hand, using autograd from the test cells' call_with_autograd,
-    a hook from hooks_registered: as many as the lessons' wording asks for."""
+    """By hand (where it is no formula) from the probes' by_hand, using autograd from the test
+    cells' call_with_autograd, a hook from hooks_registered: as many as the wording asks for."""
     found = {}
     for lesson in lessons():
         nb = nbformat.read(solution_notebook(lesson), as_version=4)
         for rule in how.rules(probes_file(lesson).read_text(), nb):
             found.setdefault(rule.how, set()).add((lesson, rule.function))
-    assert (L3, "dz_dx") in found[how.BY_HAND] and (L5, "central_difference") in found[how.BY_HAND]
+    # derivatives by hand are formulas the grader evaluates (tests/judging/test_by_hand.py)
+    assert found[how.BY_HAND] == {(L3, "unbroadcast"), (L5, "central_difference")}
     assert (L3, "error_grad") in found[how.USING_AUTOGRAD]
     assert found[how.WITH_A_HOOK] == {(L7, "clipped_gradient")}
-    assert len(found[how.BY_HAND]) >= 8 and len(found[how.USING_AUTOGRAD]) >= 12
+    assert len(found[how.USING_AUTOGRAD]) >= 12
 
 
 def test_no_solution_or_alternative_answer_is_flagged(lesson):
     """The solution and every correct answer written in another style keep their marks."""
-    assert _read(lesson, {}) == how.Reading({}, {})
+    assert _judged(lesson, {}) == how.Reading({}, {})
     for answer in yaml.safe_load((ALTERNATIVES / f"{lesson}.yml").read_text()) or []:
-        assert _read(lesson, {answer["cell"]: answer["answer"]}) == how.Reading({}, {}), answer
+        assert _judged(lesson, {answer["cell"]: answer["answer"]}) == how.Reading({}, {}), answer
 
 
 BY_HAND_AROUND = {
@@ -89,7 +96,9 @@ def test_a_by_hand_answer_that_reaches_autograd_earns_nothing(case):
     """Autograd reached from the answer, however it is named or wherever it is bound, breaks
     "by hand" (lesson 3's dz_dx, with the extra code in another answer cell)."""
     before, answer = BY_HAND_AROUND[case]
-    reading = _read(L3, {"mean_grad": before + _solution_source(L3, "mean_grad"), "dz_dx": answer})
+    reading = _judged(
+        L3, {"mean_grad": before + _solution_source(L3, "mean_grad"), "dz_dx": answer}
+    )
     assert "by hand" in reading.problems.get("test_dz_dx", ""), reading
 
 
@@ -300,7 +309,7 @@ def test_results_autograd_produced_are_read_as_such(style):
     """A gradient taken through torch.func, a helper, a seed built from the output's shape or a
     list, or scaled by a size that only cuts the data, is autograd's result (the lesson's own
     answers in other styles are in the alternative answer corpus)."""
-    bindings = how._bindings([ast.parse(RESULTS_FROM_AUTOGRAD[style])])
+    bindings = bindings_of([ast.parse(RESULTS_FROM_AUTOGRAD[style])])
     function = gradient_flow.defined("derivative", bindings)
     data = gradient_flow.differentiated_data(function, bindings)  # as if it were the solution
     assert gradient_flow.hand_made(function, bindings, True, data) is None
@@ -394,7 +403,7 @@ RED_TEAM = {
 def test_what_a_red_team_tried_against_by_hand_earns_nothing(case):
     """Autograd named only in strings, getattr passed as a value, and autograd's own nodes called
     in a thread (which runs with autograd on whatever the caller set): each found by hand."""
-    assert "test_dz_dx" in _read(L3, {"dz_dx": RED_TEAM[case]}).problems
+    assert "test_dz_dx" in _judged(L3, {"dz_dx": RED_TEAM[case]}).problems
 
 
 L4 = "04_retain_graph_and_accumulation"
@@ -557,3 +566,48 @@ def test_a_gradient_of_its_own_through_any_hook_or_alias_earns_nothing():
     ):
         problems = _read(L7, {"safe_norm": answer}).problems
         assert "differentiates as written" in problems.get("test_safe_norm", ""), answer
+
+
+def _long_answer(statements: int) -> str:
+    """A using-autograd answer of many chained statements: the reading takes time per pair."""
+    lines = ["def error_grad(w, xs, ts):", "    w = torch.tensor(float(w), requires_grad=True)"]
+    lines += ["    a0 = w"] + [
+        f"    a{i} = a{i - 1} * 1.0 + a{max(i - 2, 0)}" for i in range(1, statements)
+    ]
+    lines += [f"    ((a{statements - 1} * xs - ts) ** 2).sum().backward()", "    return w.grad"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_reading_past_its_time_stops_and_is_flagged_for_review():
+    """A notebook whose reading runs past the limit is not read on: the grading process is free
+    again at the limit, and the instructor is told to look (the limit acted: the flag says so)."""
+    source, nb = solution_with_answers(L3, {"nonscalar_error": _long_answer(2000)})
+    started = time.monotonic()
+    reading = judge_source(nb, source, probes_file(L3).read_text(), seed=7, seconds=0.3)
+    assert time.monotonic() - started < 0.3 + 2.0  # the formulas are read in milliseconds
+    assert reading.problems == {}
+    assert "took over 0.3 s" in reading.flags[rules.UNREAD], reading.flags
+
+
+def test_a_notebook_over_the_size_limit_is_flagged_unread():
+    """More student code than the reading takes is flagged for review, and not read."""
+    source, nb = solution_with_answers(L3, {})
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1\n" * (rules.READING_CHARACTERS // 6 + 1)))
+    reading = judge_source(nb, source, probes_file(L3).read_text(), seed=7)
+    assert "characters, over" in reading.flags[rules.UNREAD], reading.flags
+
+
+def test_a_prediction_cell_is_charged_to_no_exercise_unless_its_names_are_used():
+    """An ungraded prediction that writes its answers through globals() is flagged, and costs the
+    exercise after it nothing; a cell whose names an answer uses is charged to that answer."""
+    prediction = "globals().update(predict_x_grad=[2 / 3, 4 / 3, 2.0], predict_w_grad=[2, 0, 3])\n"
+    reading = _judged(L3, {"predict_grads": prediction})
+    assert "test_unbroadcast" not in reading.problems and "predict_grads" in reading.flags
+    used = "import gc\n_sum_dims = lambda g, d: g.sum(dim=d, keepdim=True)\n"
+    answer = (
+        "def unbroadcast(grad, shape):\n    while grad.dim() > len(shape):\n"
+        "        grad = grad.sum(dim=0)\n    for dim, size in enumerate(shape):\n"
+        "        if size == 1:\n            grad = _sum_dims(grad, dim)\n    return grad\n"
+    )
+    reading = _judged(L3, {"predict_grads": used, "unbroadcast": answer})
+    assert "gc" in reading.problems.get("test_unbroadcast", ""), reading

@@ -15,6 +15,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+from grader.alarm import alarm_after
 from grader.sandbox import wire
 from grader.sandbox.inside.isolate import isolate, limit, submission_uid
 from grader.sandbox.inside.settings import Settings
@@ -39,13 +40,8 @@ def interrupted_after(seconds: float):
     """Interrupt the code that runs longer than `seconds` (KeyboardInterrupt), as nbgrader's
     kernel is interrupted on a cell timeout: the cell fails and the notebook goes on. A
     submission that turns the alarm off only loses that: the grading process's limits stand."""
-    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
+    with alarm_after(seconds, signal.default_int_handler):
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd) -> None:

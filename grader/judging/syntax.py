@@ -1,0 +1,49 @@
+"""The answer's code as syntax, shared by the judge's readings: each cell parsed once (IPython's
+%magics and !commands turned into the calls they run), and what its top-level statements bind."""
+
+import ast
+import functools
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+
+@functools.lru_cache(maxsize=4096)  # lesson cells are the same in every submission
+def parsed(source: str) -> ast.Module | None:
+    """The cell as Python (IPython's %magics and !commands turned into calls, when it has them),
+    or None. The tree is shared: nothing here changes it."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    try:
+        return ast.parse(TransformerManager().transform_cell(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the cell fails when it runs; there is nothing to read
+
+
+def bindings_of(trees: list[ast.Module]) -> dict[str, list[ast.AST]]:
+    """Every statement that binds a name at the top of a cell, by name."""
+    bound: dict[str, list[ast.AST]] = {}
+    for tree in trees:
+        for statement in tree.body:
+            for name in bound_names(statement):
+                bound.setdefault(name, []).append(statement)
+    return bound
+
+
+def bound_names(statement: ast.AST) -> set[str]:
+    """The names a top-level statement binds (not those its functions or classes bind inside)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {statement.name}
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+    bound, pending = set(), [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif not isinstance(node, ast.Lambda | ast.comprehension):
+            pending += ast.iter_child_nodes(node)
+    return bound
