@@ -13,12 +13,17 @@ AS_ROOT := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 # nbgrader and Jupyter start helper programs (alembic, kernels) by name: find ours first.
 export PATH := $(BIN):$(PATH)
 
+# MathJax for the browser tests, which serve it for the CDN address of the feedback pages
+# (grader/safe_output/tex.py names the same version).
+MATHJAX_VERSION := 3.2.2
+MATHJAX := $(VENV)/mathjax-$(MATHJAX_VERSION)/node_modules/mathjax/package.json
+
 # The instructor's JupyterLab opens this course folder (the demo course unless COURSE is given).
 COURSE ?= build/demo
 
 .PHONY: install demo test portability check lab instructor release outputs format lint clean
 
-install: $(STAMP)
+install: $(STAMP) $(MATHJAX)
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; (3, 10) <= v <= (3, 13) or sys.exit("make needs Python 3.10 to 3.13 (found " + sys.version.split()[0] + "): run make PYTHON=/path/to/python3.11")'
@@ -33,10 +38,14 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
+$(MATHJAX): | $(STAMP)
+	npm install --silent --prefix $(VENV)/mathjax-$(MATHJAX_VERSION) --no-save --no-package-lock \
+	  mathjax@$(MATHJAX_VERSION) || echo "warning: without npm, the feedback pages' browser tests fail"
+
 demo: $(STAMP)  ## grade the bundled example class and print the score table
 	$(BIN)/python -m grader demo
 
-test: $(STAMP)  ## the full test suite, as CI runs it
+test: $(STAMP) $(MATHJAX)  ## the full test suite, as CI runs it
 	$(BIN)/python -m pytest
 
 portability: $(STAMP)  ## the student install on torch 2.14.1 (built once under ~/.cache): all lessons

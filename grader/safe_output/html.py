@@ -10,8 +10,10 @@ script, no event handler, no `javascript:` link) nor dress itself as the page: n
 import re
 
 import bleach
-from jinja2 import pass_context
+from jinja2 import ChoiceLoader, DictLoader, pass_context
 from nbconvert.exporters import HTMLExporter
+
+from grader.safe_output.tex import MATHJAX_TEMPLATE
 
 TAGS = bleach.ALLOWED_TAGS | {
     *("p", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "br", "pre", "div", "span", "img", "del"),
@@ -41,10 +43,18 @@ def clean_html(html: str) -> str:
 
 
 class FeedbackExporter(HTMLExporter):
-    """HTMLExporter whose markdown (cells, comments, markdown outputs) is always cleaned.
+    """HTMLExporter whose markdown (cells, comments, markdown outputs) is always cleaned, and
+    whose MathJax is grader.safe_output.tex's.
 
     nbgrader's feedback template renders markdown without nbconvert's `sanitize_html`.
     """
+
+    def _create_environment(self):
+        """nbconvert's environment, finding the `mathjax` macro of grader.safe_output.tex first."""
+        environment = super()._create_environment()
+        ours = DictLoader({"mathjax.html.j2": MATHJAX_TEMPLATE})
+        environment.loader = ChoiceLoader([ours, environment.loader])
+        return environment
 
     @pass_context
     def markdown2html(self, context, source):

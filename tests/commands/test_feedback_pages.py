@@ -1,6 +1,7 @@
 """Feedback pages show the submitted notebook, the released lesson and the verdicts: nothing the
 grading run printed, whichever way it was printed, and whichever command built the page."""
 
+import re
 import subprocess
 import sys
 import time
@@ -9,8 +10,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser_tools import CHROMIUM, CHROMIUM_ARGS
+from feedback_browser import TEX_ATTACKS, rendered_scores
 from feedback_secrets import page_text, secret_lines, secrets_shown
 from integrity_tools import LESSON, new_course, submit
+from nbgrader.api import Gradebook
 
 from grader.cells import autograded_tests
 from grader.commands import feedback
@@ -63,6 +67,7 @@ STORED = [  # what the leaker's own machine showed for its last cell
     nbformat.v4.new_output("display_data", {"text/html": MODAL_HTML, "text/plain": "modal"}),
     nbformat.v4.new_output("stream", name="stdout", text="stored on " + "my machine\n"),
 ]
+SCORE = re.compile(r"Score: [\d.]+ / [\d.]+")
 MODAL_MARKDOWN = '<div class="modal show" style="display: block" id="fake">All tests passed</div>'
 
 
@@ -78,6 +83,7 @@ def _leaker() -> bytes:
     nb.cells[index + 1 : index + 1] = [nbformat.v4.new_code_cell(ANSWERS)]
     nb.cells += [nbformat.v4.new_markdown_cell(MODAL_MARKDOWN), nbformat.v4.new_code_cell(PRINTS)]
     nb.cells[-1].outputs = STORED
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(TEX_ATTACKS))  # right below the scores
     return nbformat.writes(nb).encode()
 
 
@@ -180,6 +186,45 @@ def test_honest_pages_show_their_own_outputs_and_the_verdicts(course, pages, sto
     assert "Score:0/2" in page_text(pages["bob"])
     assert "printed while graded" not in pages["leaker"]
     assert "stored on my machine" in pages["leaker"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _gradebook_scores(course, student: str) -> list[str]:
+    """The scores the gradebook holds for a student's notebook, as its page words them: the
+    notebook's, then each test's in the table of contents, then each test's verdict."""
+    with Gradebook(course.db_url) as gradebook:
+        found = gradebook.find_submission_notebook(LESSON, LESSON, student)
+        total = f"Score: {round(found.score, 2):.1f} / {round(found.max_score, 2):.1f}"
+        grades = {g.name: (g.score, g.max_score) for g in found.grades}
+    tests = [grades[grade_id] for grade_id in TESTS.values()]
+    contents = [f"Score: {float(s):.1f} / {float(p):.1f}" for s, p in tests]
+    return [total, *contents, *(f"Score: {s:g} / {p:g}" for s, p in tests)]
+
+
+@pytest.mark.parametrize("built_by", ["grader feedback", "nbgrader generate_feedback"])
+def test_tex_in_markdown_cannot_draw_over_or_restyle_the_scores(
+    course, pages, stock_pages, built_by, browser, tmp_path
+):
+    """With MathJax typesetting the leaker's TeX (styles, classes, links, box moves, huge rules),
+    the page shows the gradebook's scores, each unchanged by the math and on top."""
+    page_file = tmp_path / "page.html"
+    page_file.write_text((pages if built_by == "grader feedback" else stock_pages)["leaker"])
+    shown = rendered_scores(browser, page_file)
+    assert shown["formulas"] >= 9 and shown["planted"] == 0
+    scores = [found for text in shown["texts"] for found in SCORE.findall(text)]
+    assert scores == _gradebook_scores(course, "leaker")
+    assert all(shown["on_top"])
+    assert shown["pictures"] == shown["pictures_without_markdown"]
 
 
 def test_a_page_over_its_time_limit_is_given_up_and_the_others_are_built(course, monkeypatch):

@@ -1,13 +1,15 @@
 """A student's outputs and HTML, made safe for the feedback page, in time linear in their size."""
 
+import json
 import time
 
 import nbformat
 from nbformat.v4 import new_output
 
 from grader.commands.feedback import TOO_LONG, _in_children
-from grader.safe_output.html import clean_html
+from grader.safe_output.html import FeedbackExporter, clean_html
 from grader.safe_output.outputs import Budget, safe_output
+from grader.safe_output.tex import MATHJAX_URL, mathjax_head, without_math
 
 MODAL = '<div class="modal show" style="position:fixed" id="top">All tests passed, 8 / 8</div>'
 
@@ -138,3 +140,24 @@ def test_inlined_images_spend_the_pages_image_budget_per_reference(tmp_path):
     assert inlined == PAGE_IMAGE_LIMIT // (100 * 1024 + 4)
     assert text.count("![a](fig.png)") == 200 - inlined
     assert inline_released_images("![b](big.png)", release, Budget()) == "![b](big.png)"
+
+
+def test_feedback_pages_load_mathjax_without_the_tex_that_writes_html():
+    """Both page paths' exporter finds grader.safe_output.tex's MathJax, whose TeX cannot write
+    styles, classes, ids, links or fetch code, and whose formulas are clipped to their boxes."""
+    macro = FeedbackExporter().environment.get_template("mathjax.html.j2").module.mathjax()
+    assert macro.strip() == mathjax_head().strip() and "cdnjs" not in macro
+    config = json.loads(macro.split("window.MathJax = ", 1)[1].split(";</script>")[0])
+    assert set(config["tex"]["autoload"]) == {"action", "bbox", "html", "unicode"}
+    assert not any(config["tex"]["autoload"].values())
+    assert config["tex"]["packages"] == {"[-]": ["require"]}
+    assert set(config["options"]["safeOptions"]["allow"].values()) == {"none"}
+    assert "ui/safe" in config["loader"]["load"]
+    assert "contain: paint" in macro and f'src="{MATHJAX_URL}"' in macro
+
+
+def test_html_kept_from_mathjax_is_wrapped_in_both_versions_ignore_classes():
+    """`without_math` marks a block that MathJax 2 and 3 leave untypeset."""
+    assert without_math("<p>$x$</p>") == (
+        '<div class="tex2jax_ignore mathjax_ignore"><p>$x$</p></div>'
+    )
