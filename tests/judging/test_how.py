@@ -611,3 +611,17 @@ def test_a_prediction_cell_is_charged_to_no_exercise_unless_its_names_are_used()
     )
     reading = _judged(L3, {"predict_grads": used, "unbroadcast": answer})
     assert "gc" in reading.problems.get("test_unbroadcast", ""), reading
+
+
+def test_by_hand_work_that_is_no_formula_is_flagged_not_zeroed():
+    """Summing a gradient back to a shape through autograd is flagged for the instructor; the
+    points rest on the values, checked outside (a reading cannot be complete)."""
+    answer = (
+        "def unbroadcast(grad, shape):\n"
+        "    x = torch.zeros(shape, dtype=grad.dtype, requires_grad=True)\n"
+        "    (x.expand(grad.shape) * grad).sum().backward()\n"
+        "    return x.grad\n"
+    )
+    reading = _judged(L3, {"unbroadcast": answer})
+    assert "test_unbroadcast" not in reading.problems
+    assert "by hand" in reading.flags["unbroadcast"], reading.flags
