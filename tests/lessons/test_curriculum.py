@@ -6,6 +6,7 @@ import re
 import nbformat
 
 from grader.course import lessons, solution_notebook
+from grader.judging import by_hand
 from grader.judging.reference import probes_file
 
 DERIVATIVE_LESSONS = {"03", "04", "05"}
@@ -55,9 +56,16 @@ def _is_prediction(text: str) -> bool:
     return "predict" in text.splitlines()[0].lower()
 
 
+# By-hand work that is no formula of its inputs, whose rule the reading only flags: a gradient
+# summed back to a shape, a finite-difference estimate of a function handed in, the backward of a
+# torch.autograd.Function (probed through the node it makes).
+BY_HAND_NO_FORMULA = {"test_unbroadcast", "test_central_difference", "test_cube_function"}
+
+
 def test_exercises_are_graded_as_worded(lesson):
     """An exercise that says "by hand" is checked with autograd switched off, in its test cell
-    and its probe; one that says "using autograd" is checked to call autograd."""
+    and its probe, and a derivative by hand is declared a formula the grader evaluates; one that
+    says "using autograd" is checked to call autograd."""
     probes = probes_file(lesson).read_text()
     for text, cells in _exercises(lesson):
         test = _test_cell(cells)
@@ -67,6 +75,8 @@ def test_exercises_are_graded_as_worded(lesson):
         probe = probes.split(f"def {grade_id}(", 1)[1].split("\ndef ", 1)[0]
         if "by hand" in text.lower():
             assert "call_by_hand(" in test.source and "by_hand(" in probe, grade_id
+            formula = grade_id in by_hand.declared(probes)
+            assert formula or grade_id in BY_HAND_NO_FORMULA, f"{grade_id}: declare it in BY_HAND"
         if "using autograd" in text.lower():
             assert "call_with_autograd(" in test.source, grade_id
             assert "autograd_called(" in probe, grade_id
