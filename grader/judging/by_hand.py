@@ -19,7 +19,7 @@ import random
 import mpmath
 
 from grader.cells import autograded_tests
-from grader.judging import formulas
+from grader.judging import declarations, formulas
 from grader.judging.formula_reading import HELP, NotAFormula, read
 from grader.judging.syntax import parsed
 
@@ -31,17 +31,7 @@ MARGIN = 0.02
 
 def declared(probes_source: str) -> dict[str, dict[str, list[dict]]]:
     """The probes' by-hand formulas: {test: {function: [domain of each parameter]}}."""
-    return _declared(probes_source)
-
-
-@functools.lru_cache(maxsize=16)
-def _declared(probes_source: str) -> dict:
-    for statement in ast.parse(probes_source).body:
-        if isinstance(statement, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == DECLARATION for t in statement.targets
-        ):
-            return ast.literal_eval(statement.value)
-    return {}
+    return declarations.declared(probes_source, DECLARATION)
 
 
 def problems(nb, solution_nb, probes_source: str, seed: int) -> dict[str, str]:

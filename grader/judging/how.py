@@ -28,14 +28,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
-from grader.judging import by_hand, call_counts, gradient_flow
+from grader.judging import call_counts, declarations, gradient_flow
 from grader.judging.syntax import bindings_of, bound_names, parsed
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
+WITH_OR_WITHOUT_AN_OPTIMIZER = "with or without an optimizer, as the solution"
 AS_WRITTEN = "differentiated as written"  # no gradient of its own: no Function, hook, detach
 AS_OFTEN_AS_ASKED = "as often as asked"  # calls of autograd, or of a function it is given
-HOOKS, OPTIMIZER_STEPS = "hooks_registered", "optimizer_steps"
+DECLARATION = "HOW"  # what the probes name their rules
+HOW_RULES = {BY_HAND, USING_AUTOGRAD, WITH_A_HOOK, WITH_OR_WITHOUT_AN_OPTIMIZER, AS_WRITTEN}
 
 AUTOGRAD_ATTRIBUTES = {
     "backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp", "jacrev", "jacfwd",
@@ -105,51 +107,32 @@ class Reading:
 
 
 def rules(probes_source: str, source_nb) -> tuple[Rule, ...]:
-    """The "how" rules of a lesson, read from its source notebook. A probe's
-    `by_hand(student.f, …)` runs f with autograd forbidden, and its `hooks_registered(student.f,
-    …)` counts f's hooks; a test cell's `call_with_autograd(f, …)` (the wording's "using
-    autograd") requires autograd, and the solution's f says whether f returns a gradient."""
-    cells = source_nb.cells
-    tests = tuple(
-        (test, cells[index].source) for index, test in autograded_tests(source_nb).items()
-    )
-    code = tuple(c.source for c in cells if is_answer(c) or is_lesson_code(c))
-    return _rules(probes_source, tests, code)
+    """The "how" rules of a lesson, as its probes declare them (`HOW`: {test: {function: [rule,
+    …]}}, each rule one of HOW_RULES, or {AS_OFTEN_AS_ASKED: [callee, …]} with callees "autograd"
+    or a parameter's position), completed from the solution: whether it returns a gradient, what
+    it differentiates, how often it calls each callee, and whether it builds an optimizer."""
+    code = tuple(c.source for c in source_nb.cells if is_answer(c) or is_lesson_code(c))
+    return _rules(probes_source, code)
 
 
 @functools.lru_cache(maxsize=64)  # the same for every submission of a lesson
-def _rules(
-    probes_source: str, tests: tuple[tuple[str, str], ...], code: tuple[str, ...]
-) -> tuple[Rule, ...]:
+def _rules(probes_source: str, code: tuple[str, ...]) -> tuple[Rule, ...]:
     found = []
-    formulas = {f for functions in by_hand.declared(probes_source).values() for f in functions}
-    for probe in ast.parse(probes_source).body:
-        if isinstance(probe, ast.FunctionDef) and probe.name.startswith("test_"):
-            for call in _calls(probe, {"as_written"}):
-                function = _student_function(call.args)
-                if function:
-                    found.append(Rule(probe.name, function, AS_WRITTEN))
-            for call in _calls(probe, {"by_hand", "autograd_called", OPTIMIZER_STEPS}):
-                wrapped = _name(call.args[0]) if call.args else None
-                inner = wrapped in {HOOKS, OPTIMIZER_STEPS}
-                function = _student_function(call.args[1:] if inner else call.args)
-                if function and wrapped == HOOKS:
-                    found.append(Rule(probe.name, function, WITH_A_HOOK))
-                elif function and OPTIMIZER_STEPS in (wrapped, _name(call.func)):
-                    found.append(Rule(probe.name, function, WITH_AN_OPTIMIZER))
-                elif function and _name(call.func) == "by_hand" and function not in formulas:
-                    found.append(Rule(probe.name, function, BY_HAND))  # flagged only
-            for function, callees in _counted(probe):
-                found.append(Rule(probe.name, function, AS_OFTEN_AS_ASKED, counts=callees))
-    for test, source in tests:
-        tree = parsed(source)
-        for call in _calls(tree, {"call_with_autograd"}) if tree else []:
-            if call.args and _name(call.args[0]):
-                found.append(Rule(test, _name(call.args[0]), USING_AUTOGRAD))
+    for test, functions in declarations.declared(probes_source, DECLARATION).items():
+        for function, declared in functions.items():
+            for how in declared:
+                if isinstance(how, dict):
+                    callees = how[AS_OFTEN_AS_ASKED]
+                    counts = tuple((c, 0) for c in callees)
+                    found.append(Rule(test, function, AS_OFTEN_AS_ASKED, counts=counts))
+                elif how in HOW_RULES:
+                    found.append(Rule(test, function, how))
+                else:
+                    raise ValueError(f"probes' {DECLARATION}: {test}: unknown rule {how!r}")
     bindings = bindings_of(list(filter(None, map(parsed, code))))
     for index, rule in enumerate(found):
         solution = gradient_flow.defined(rule.function, bindings)
-        if rule.how == WITH_AN_OPTIMIZER and bindings.get(rule.function):
+        if rule.how == WITH_OR_WITHOUT_AN_OPTIMIZER and bindings.get(rule.function):
             uses = _optimizers(_closure(bindings[rule.function], bindings))
             how = WITH_AN_OPTIMIZER if uses else WITHOUT_AN_OPTIMIZER  # as the solution does
             found[index] = rule = Rule(rule.test, rule.function, how)
@@ -162,54 +145,6 @@ def _rules(
             data = gradient_flow.differentiated_data(solution, bindings)
             found[index] = Rule(rule.test, rule.function, rule.how, returns, data)
     return tuple(dict.fromkeys(found))
-
-
-def _counted(probe: ast.FunctionDef) -> Iterator[tuple[str, tuple]]:
-    """The student's functions whose calls the probe counts, each with what it counts: autograd
-    (the call runs inside `with watch_autograd()`), and the parameters given a function made by
-    `counted(fn)`, by position. Amounts come from the solution later."""
-    made = {
-        target.elts[0].id
-        for node in ast.walk(probe)
-        if isinstance(node, ast.Assign) and _calls(node.value, {"counted"})
-        for target in node.targets
-        if isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name)
-    }
-    watched = {
-        id(call)
-        for node in ast.walk(probe)
-        if isinstance(node, ast.With)
-        and any(_calls(i.context_expr, {"watch_autograd"}) for i in node.items)
-        for call in _calls_in(node.body)
-    }
-    for call in (n for n in ast.walk(probe) if isinstance(n, ast.Call)):
-        at = next((i for i, a in enumerate(call.args) if _student_function([a])), None)
-        if at is None:
-            continue
-        given = call.args[at + 1 :]
-        callees = [i for i, a in enumerate(given) if isinstance(a, ast.Name) and a.id in made]
-        callees += [call_counts.AUTOGRAD] if id(call) in watched else []
-        if callees:
-            yield _student_function([call.args[at]]), tuple((c, 0) for c in callees)
-
-
-def _calls_in(statements: list[ast.AST]) -> list[ast.Call]:
-    return [n for s in statements for n in ast.walk(s) if isinstance(n, ast.Call)]
-
-
-def _calls(tree: ast.AST, names: set[str]) -> list[ast.Call]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in names]
-
-
-def _name(node: ast.AST) -> str | None:
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _student_function(args: list) -> str | None:
-    """f, for a first argument `student.f`."""
-    first = args[0] if args else None
-    is_student = isinstance(first, ast.Attribute) and _name(first.value) == "student"
-    return first.attr if is_student else None
 
 
 def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()) -> Reading:

@@ -12,6 +12,19 @@ BY_HAND = {
     },
 }
 
+# How the exercises ask their answers to be worked out, read from the answers' code in the grading
+# process (grader.judging.how): {test: {function: [rule, ...]}}. The reading may zero a test or
+# flag it; see the README's rules, rule by rule, for what is true by construction.
+HOW = {
+    "test_batch_gradients": {"batch_gradients": ["using autograd"]},
+    "test_accumulated_gradient": {
+        "accumulated_gradient": ["using autograd", {"as often as asked": ["autograd"]}]
+    },
+    "test_twice_error": {"fit_sequence": ["using autograd"]},
+    "test_hidden_gradient": {"hidden_gradient": ["using autograd"]},
+    "test_sgd_step": {"sgd_step": ["with or without an optimizer, as the solution"]},
+}
+
 
 def test_batch_gradients(student, observe, draw):
     n = draw.integer(6, 9)

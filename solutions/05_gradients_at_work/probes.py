@@ -11,6 +11,17 @@ from grader.probing import ProbeError, autograd_called, by_hand, counted, number
 # at points drawn for the submission (grader.judging.by_hand). {test: {function: parameter domains}}
 BY_HAND = {"test_hand_derivative": {"dg": [{"low": -4.0, "high": 4.0}]}}
 
+# How the exercises ask their answers to be worked out, read from the answers' code in the grading
+# process (grader.judging.how): {test: {function: [rule, ...]}}. The reading may zero a test or
+# flag it; see the README's rules, rule by rule, for what is true by construction.
+HOW = {
+    "test_derivative_on_grid": {
+        "partial_derivatives": ["using autograd", {"as often as asked": [0, "autograd"]}]
+    },
+    "test_gradient_descent": {"gradient_descent": ["using autograd"]},
+    "test_central_difference": {"central_difference": ["by hand"]},
+}
+
 
 def test_hand_derivative(student, observe, draw):
     for x in [1.0, 2.0] + [draw.number(-4.0, 4.0) for _ in range(8)]:

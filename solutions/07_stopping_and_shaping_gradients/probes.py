@@ -17,6 +17,21 @@ from grader.probing import (
 # at points drawn for the submission (grader.judging.by_hand). {test: {function: parameter domains}}
 BY_HAND = {"test_branch_derivative": {"df_branch": [{"low": -2.5, "high": 2.5, "avoid": [0.5]}]}}
 
+# How the exercises ask their answers to be worked out, read from the answers' code in the grading
+# process (grader.judging.how): {test: {function: [rule, ...]}}. The reading may zero a test or
+# flag it; see the README's rules, rule by rule, for what is true by construction.
+HOW = {
+    "test_fine_tune": {
+        "fine_tune": ["using autograd", "with or without an optimizer, as the solution"]
+    },
+    "test_grad_without_touching": {"trainable_gradients": ["using autograd"]},
+    "test_second_derivative": {"newton_step": ["using autograd"]},
+    "test_clipped_gradient": {"clipped_gradient": ["using autograd", "with a hook"]},
+    "test_fix_inplace": {"softplus_grad": ["using autograd"]},
+    "test_safe_norm": {"safe_norm": ["differentiated as written"]},
+    "test_per_sample_grads": {"per_sample_grads": ["using autograd"]},
+}
+
 ELEMENTWISE = {
     # name: (f, the interval the points are drawn from, where f'' stays away from 0)
     "exp": (torch.exp, -2.0, 2.0),

@@ -6,7 +6,7 @@ import re
 import nbformat
 
 from grader.course import lessons, solution_notebook
-from grader.judging import by_hand
+from grader.judging import by_hand, declarations
 from grader.judging.reference import probes_file
 
 DERIVATIVE_LESSONS = {"03", "04", "05"}
@@ -65,7 +65,7 @@ BY_HAND_NO_FORMULA = {"test_unbroadcast", "test_central_difference", "test_cube_
 def test_exercises_are_graded_as_worded(lesson):
     """An exercise that says "by hand" is checked with autograd switched off, in its test cell
     and its probe, and a derivative by hand is declared a formula the grader evaluates; one that
-    says "using autograd" is checked to call autograd."""
+    says "using autograd" is checked to call autograd, and declared so for the reading."""
     probes = probes_file(lesson).read_text()
     for text, cells in _exercises(lesson):
         test = _test_cell(cells)
@@ -80,6 +80,8 @@ def test_exercises_are_graded_as_worded(lesson):
         if "using autograd" in text.lower():
             assert "call_with_autograd(" in test.source, grade_id
             assert "autograd_called(" in probe, grade_id
+            rules = declarations.declared(probes, "HOW").get(grade_id, {}).values()
+            assert any("using autograd" in r for r in rules), f"{grade_id}: declare it in HOW"
 
 
 def test_predictions_are_self_checks_with_a_run_and_compare_cell(lesson):

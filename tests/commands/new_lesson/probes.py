@@ -9,6 +9,11 @@ BY_HAND = {
         "square_grad_by_hand": [{"low": -2.0, "high": 2.0, "shapes": [[4], [2, 3]]}]
     }
 }
+# The answers the wording asks to take from autograd, for the grading process's reading.
+HOW = {
+    "test_square_grad": {"square_grad": ["using autograd"]},
+    "test_mean_square_grad": {"mean_square_grad": ["using autograd"]},
+}
 
 
 def _inputs(draw):
