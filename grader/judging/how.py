@@ -5,8 +5,8 @@ change its source as submitted. An exercise that says "by hand", "using autograd
 hook" is probed with `probing.by_hand`, `probing.autograd_called` or `probing.hooks_registered`
 on a function of the student's (`student.NAME`); those in-process checks are a second signal,
 which an answer can measure or get around (a copy of `torch.autograd.grad` taken before the
-check). Here the rule is read from the probe's source, and the answer's code, with every name of
-the notebook it refers to, is read for what it calls:
+check). Here the rules the probes declare (`HOW`) are decided from the answer's code, with every
+name of the notebook it refers to, read for what it calls:
 
 - "by hand", for a derivative: not read here; the answer is a formula the grader evaluates
   (`grader.judging.by_hand`). For other by-hand work (summing a gradient to a shape, a finite
@@ -19,7 +19,7 @@ An answer cell that reaches for the interpreter's or the grader's internals (fra
 and is flagged for the instructor. A "using autograd" answer must also take its result from
 autograd (`gradient_flow`). What a static reading cannot promise: that the computation an answer
 differentiates is the exercise's (a leaf times a formula typed by hand has that formula as its
-gradient).
+gradient), nor that it sees all the code (a cell magic's body, a module written at run time).
 """
 
 import ast
