@@ -278,11 +278,8 @@ def _free_names(statement: ast.AST) -> set[str]:
 def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:
     """Why the code breaks the rule, or None."""
     uses = sorted(_autograd_uses(statements))
-    if rule.how == BY_HAND and uses:
-        return (
-            f"the exercise asks for this by hand, but the code uses autograd ({uses[0]}): "
-            "write out the formula you derived"
-        )
+    if rule.how == BY_HAND and uses:  # a flag for the instructor: "<cell> uses autograd …"
+        return f"uses autograd ({uses[0]}) where the exercise asks for the result by hand"
     if rule.how == USING_AUTOGRAD and not _differentiates_its_inputs(statements):
         return (
             "the exercise asks for this using autograd, but the code never differentiates "

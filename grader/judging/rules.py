@@ -43,7 +43,7 @@ def judge_source(
 
 def _unread(why: str) -> how.Reading:
     return how.Reading(
-        {}, {UNREAD: f"not read for how its answers are worked out ({why}): look at them"}
+        {}, {UNREAD: f"was not read for how its answers are worked out ({why}): look at them"}
     )
 
 
