@@ -217,8 +217,11 @@ REFUSALS = [a for a in ATTACKS if a.get("refused")]
 
 @pytest.mark.parametrize("attack", REFUSALS, ids=[a["name"] for a in REFUSALS])
 def test_calls_that_reach_past_a_submission_are_refused(run, attack):
-    """Each keyring, namespace, tracing or kernel call the attack makes fails with the error
-    the system-call filter gives it, as the attack printed."""
+    """Each keyring, namespace, tracing, socket or kernel call the attack makes fails with the
+    error the system-call filter gives it, and each look at another process with the error of a
+    /proc that hides it (where each submission has one), as the attack printed."""
+    if attack.get("hidden_processes") and not detect_protections()[0].processes_hidden:
+        pytest.skip("no /proc of each submission's own here, as the protections line says")
     text = cell_text(autograded(run.course, STUDENT[attack["name"]]), "make_leaf")
     calls = attack["refused"].items()
     allowed = [call for call, error in calls if f"{call} -> -1 {error}\n" not in text]
@@ -335,12 +338,12 @@ def test_every_autograded_notebook_is_a_valid_notebook(run):
 
 def test_the_sandbox_is_active_here():
     """The attack tests mean something only with the namespaces on, and each of the memory
-    cgroup, the CPU share and users of the sandbox's own on wherever the host offers it (root on
-    cgroup v1; on v2, root or a delegated user)."""
+    cgroup, the CPU share, users of the sandbox's own and a /proc of each submission's own on
+    wherever the host offers it (root on cgroup v1; on v2, root or a delegated user)."""
     protections, _ = detect_protections()
     host, root = offered(), os.geteuid() == 0
     assert protections.pid_namespace and protections.per_submission, protections.describe()
-    assert protections.own_user == root, protections.describe()
+    assert protections.own_user == protections.processes_hidden == root, protections.describe()
     assert protections.memory_cgroup == host.memory, protections.describe()
     assert protections.cpu_share == host.cpu, protections.describe()
 

@@ -233,8 +233,8 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
 def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     """Grading processes that share one sandbox template still get a CPU share each: both
     busy submissions, graded at once, are held to their own share. (They share one only where
-    each submission has a user of its own, as root; otherwise each has its own sandbox, and its
-    own share all the same, where the machine offers CPU shares.)"""
+    each submission has a user and a /proc of its own, as root; otherwise each has its own
+    sandbox, and its own share all the same, where the machine offers CPU shares.)"""
     from grader.grading.class_run import GradingSession, autograde
     from grader.sandbox.outside.isolation import Limits
 
@@ -247,7 +247,7 @@ def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     with GradingSession(limits, jobs=2) as session:
         results = autograde(course, LESSON, session=session)
         assert [(r.score, r.outcome) for r in results] == [(FULL_MARKS, "graded")] * 2
-        shared = protections.own_user and protections.per_submission
+        shared = protections.shareable
         assert (session.sandbox is not None) == shared, protections.describe()
         if shared:
             shares = session.sandbox.cpus

@@ -3,6 +3,7 @@
 import ctypes
 import errno
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -86,6 +87,65 @@ def test_the_filter_refuses_keyrings_namespaces_and_tracing():
         "clone": eperm,
         "clone3": errno.ENOSYS,
         "ptrace": eperm,
+    }
+
+
+# family, type, protocol: each a family the kernel knows, and one a notebook never uses.
+REFUSED_SOCKETS = {
+    "AF_UNSPEC": (0, socket.SOCK_STREAM, 0),
+    "AF_KEY": (15, socket.SOCK_RAW, 2),  # PF_KEY_V2
+    "AF_NETLINK route": (16, socket.SOCK_RAW, 0),
+    "AF_NETLINK uevents": (16, socket.SOCK_DGRAM, 15),  # the host's device events
+    "AF_PACKET": (17, socket.SOCK_RAW, 0x0300),  # ETH_P_ALL, network order
+    "AF_TIPC": (30, socket.SOCK_RDM, 0),
+    "AF_BLUETOOTH": (31, socket.SOCK_RAW, 0),
+    "AF_ALG": (38, socket.SOCK_SEQPACKET, 0),
+    "AF_VSOCK": (40, socket.SOCK_STREAM, 0),  # reaches a virtual machine's host
+    "AF_XDP": (44, socket.SOCK_RAW, 0),
+    "past AF_MAX": (1000, socket.SOCK_STREAM, 0),
+}
+ALLOWED_SOCKETS = {
+    "AF_UNIX": (socket.AF_UNIX, socket.SOCK_STREAM, 0),
+    "AF_INET": (socket.AF_INET, socket.SOCK_DGRAM, 0),
+    "AF_INET6": (socket.AF_INET6, socket.SOCK_STREAM, 0),
+}
+
+
+def _socket_families() -> dict:
+    """In a fork: install the filter, then open a socket and a socket pair of each family."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    syscall_filter.install()
+    seen = {}
+    for name, args in {**REFUSED_SOCKETS, **ALLOWED_SOCKETS}.items():
+        fd = libc.socket(*args)
+        seen[name] = _errno_of(fd)
+        if fd >= 0:
+            os.close(fd)
+    # The kernel reads the family as an int: AF_UNIX with bits set above it is still refused.
+    high = libc.syscall(_number("socket"), ctypes.c_long(1 << 32 | 1), socket.SOCK_STREAM, 0)
+    seen["AF_UNIX with high bits"] = _errno_of(high)
+    pair = (ctypes.c_int * 2)()
+    for name, family in {"pair AF_VSOCK": 40, "pair AF_TIPC": 30, "pair AF_UNIX": 1}.items():
+        seen[name] = _errno_of(libc.socketpair(family, socket.SOCK_STREAM, 0, pair))
+    # glibc asks netlink which families have addresses; refused, it assumes both.
+    found = socket.getaddrinfo("localhost", 80, type=socket.SOCK_STREAM, flags=socket.AI_ADDRCONFIG)
+    seen["getaddrinfo localhost"] = bool(found)
+    return seen
+
+
+def test_the_filter_allows_only_unix_and_ip_sockets():
+    """socket and socketpair of any family but AF_UNIX, AF_INET and AF_INET6 (AF_VSOCK, netlink,
+    packet, alg, key…, and numbers past the last family) fail with EPERM; those three work, and
+    so does getaddrinfo with AI_ADDRCONFIG, which asks netlink first."""
+    refused = {name: errno.EPERM for name in REFUSED_SOCKETS}
+    assert in_a_fork(_socket_families) == {
+        **refused,
+        **dict.fromkeys(ALLOWED_SOCKETS),
+        "AF_UNIX with high bits": errno.EPERM,
+        "pair AF_VSOCK": errno.EPERM,
+        "pair AF_TIPC": errno.EPERM,
+        "pair AF_UNIX": None,
+        "getaddrinfo localhost": True,
     }
 
 

@@ -2,9 +2,10 @@
 submission's code runs.
 
 As root it unshares a mount, an IPC and a network namespace (else it makes a user namespace of
-its own for them), mounts a fresh /tmp and /dev/shm, and drops to a user of its own; then it gives
-up its capabilities, installs the system-call filter (`grader.sandbox.inside.syscall_filter`: no
-keyrings, namespaces, tracing or mounts) and, once its request has come, sets its resource limits.
+its own for them), mounts a fresh /tmp and /dev/shm and a /proc that shows no other user's
+process, and drops to a user of its own; then it gives up its capabilities, installs the
+system-call filter (`grader.sandbox.inside.syscall_filter`: no keyrings, namespaces, tracing,
+mounts or sockets but unix and IP) and, once its request has come, sets its resource limits.
 """
 
 import contextlib
@@ -25,9 +26,12 @@ from grader.sandbox.inside.syscalls import (
     MS_BIND,
     MS_MOVE,
     MS_NODEV,
+    MS_NOEXEC,
     MS_NOSUID,
     MS_PRIVATE,
+    MS_RDONLY,
     MS_REC,
+    MS_REMOUNT,
     PR_SET_DUMPABLE,
     PR_SET_NO_NEW_PRIVS,
     binds_under,
@@ -38,6 +42,8 @@ from grader.sandbox.inside.syscalls import (
 )
 
 SCRATCH = ("/tmp", "/dev/shm")
+# What bubblewrap binds read-only over its /proc, bound again over ours.
+PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")
 VIRTUAL_HEADROOM = 4 * 1024**3
 UID_FIRST, UID_COUNT = 1_000_000_000, 1_000_000_000  # owned by no one on a real system
 
@@ -111,6 +117,21 @@ def _fresh_scratch(size: int, as_root: bool) -> None:
         mount(point, staged, None, MS_BIND | MS_REC)
     mount("/dev/shm", "/tmp", None, MS_MOVE)
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, options)
+    with contextlib.suppress(OSError):  # not root, or Linux < 5.8: the protections line says so
+        _own_proc()
+
+
+def _own_proc() -> None:
+    """A /proc of our own in which no other user's process can be listed or read: not the
+    template's, the servers', nor other submissions' (each runs as a user of its own). Each proc
+    mount has its own options since Linux 5.8, which alone knows `hidepid=invisible`."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("proc", "/proc", "proc", flags, "hidepid=invisible")
+    for name in PROC_COVERED:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            mount(path, path, None, MS_BIND | MS_REC)
+            mount(path, path, None, MS_BIND | MS_REC | MS_REMOUNT | MS_RDONLY | flags)
 
 
 def submission_uid() -> int:

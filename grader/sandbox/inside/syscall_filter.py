@@ -5,10 +5,11 @@ itself (and in the grading process's trial of whether it can be installed).
 (namespaces, mounts, its own user) and before any of the submission's code runs; every process
 the submission forks or executes inherits it, and no_new_privs keeps a set-uid program from
 shedding it. What it denies outlives a submission or reaches past it (kernel keyrings, new
-namespaces, tracing, mounts, kernel modules), and no lesson needs it: everything else is allowed,
-including the plain clone that threads and fork use. Calls are named, and libseccomp
-(`pyseccomp`, a ctypes wrapper of Debian's libseccomp2) turns the names into this machine's
-numbers; a call of another architecture's ABI (x86_64's 32-bit int 0x80) kills the thread.
+namespaces, tracing, mounts, kernel modules, sockets past the network namespace), and no lesson
+needs it: everything else is allowed, including the plain clone that threads and fork use. Calls
+are named, and libseccomp (`pyseccomp`, a ctypes wrapper of Debian's libseccomp2) turns the names
+into this machine's numbers; a call of another architecture's ABI (x86_64's 32-bit int 0x80)
+kills the thread.
 """
 
 import errno
@@ -68,6 +69,14 @@ DENIED = (
     "swapon",
     "swapoff",
 )
+# The only socket families a notebook needs: AF_UNIX, and AF_INET and AF_INET6, which the
+# submission's empty network namespace confines. Every other family is refused, known or not:
+# AF_VSOCK reaches a virtual machine's host from inside that namespace, netlink the kernel's
+# routing, device events and firewall; AF_PACKET, AF_ALG, AF_KEY… are kernel code no lesson
+# uses. glibc's getaddrinfo asks netlink which families have addresses (AI_ADDRCONFIG) and,
+# refused, assumes both: nothing else a notebook runs (torch, IPython, multiprocessing) opens one.
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCKET_FAMILIES = (AF_UNIX, AF_INET, AF_INET6)
 # clone with any of these flags makes a namespace.
 NAMESPACE_FLAGS = {
     "CLONE_NEWNS": 0x00020000,
@@ -98,4 +107,15 @@ def install() -> None:
     flags = 1 if pyseccomp.system_arch() in s390 else 0  # clone's flags argument
     for flag in NAMESPACE_FLAGS.values():
         rules.add_rule(deny, "clone", pyseccomp.Arg(flags, pyseccomp.MASKED_EQ, flag, flag))
+    for call in ("socket", "socketpair"):
+        for family in _refused_families():
+            rules.add_rule(deny, call, family)
     rules.load()  # sets no_new_privs first (libseccomp's default)
+
+
+def _refused_families() -> list:
+    """Conditions on the family argument (all 64 bits) that match every family but those
+    allowed: each number below the largest allowed one that is not allowed, and all above it."""
+    last = max(SOCKET_FAMILIES)
+    below = [pyseccomp.Arg(0, pyseccomp.EQ, n) for n in range(last) if n not in SOCKET_FAMILIES]
+    return [*below, pyseccomp.Arg(0, pyseccomp.GT, last)]

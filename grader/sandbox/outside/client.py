@@ -77,11 +77,9 @@ class SandboxProcess:
 
     @property
     def shareable(self) -> bool:
-        """Whether submissions of several grading processes may run in it at once: only where
-        each has its own user, mounts and namespaces, and the PID namespace shows every one of
-        its processes."""
-        p = self.protections
-        return p.pid_namespace and p.own_user and p.per_submission
+        """Whether submissions of several grading processes may run in it at once
+        (`Protections.shareable`)."""
+        return self.protections.shareable
 
     def start(self, wait: bool = True) -> None:
         """Start the template; unless told not to `wait`, wait until it has imported torch, run

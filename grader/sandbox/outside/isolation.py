@@ -6,9 +6,10 @@ inside bubblewrap: no network, its own process and IPC namespaces, and a filesys
 only the system, the Python environment and the `grader` package (read-only) plus an empty /tmp.
 The course folder, the solutions, the gradebook and other students' work are not in it. When the
 grader runs as root, each submission also gets a fresh /tmp, /dev/shm, IPC and network namespace,
-a memory cgroup, and a user of its own, so that the process limit binds. (The memory cgroup and
-the CPU share need root on cgroup v1; on v2 a user the grader's cgroup is delegated to has them
-too: `grader.sandbox.outside.cgroups`.) Each submission's process installs a system-call filter
+a /proc that shows it no other user's process (Linux 5.8+), a memory cgroup, and a user of its
+own, so that the process limit binds. (The memory cgroup and the CPU share need root on cgroup
+v1; on v2 a user the grader's cgroup is delegated to has them too:
+`grader.sandbox.outside.cgroups`.) Each submission's process installs a system-call filter
 (`grader.sandbox.inside.syscall_filter`) before it runs any of the submission's code. Each
 submission runs with resource limits (memory, processes, CPU time, file size) and wall-clock
 limits per cell and per notebook.
@@ -54,6 +55,17 @@ class Protections:
     missing: list[str] = field(default_factory=list)
     syscall_filter: bool = False
     cgroup_version: int = 0  # the hierarchy the memory cgroup and CPU share are on (1 or 2)
+    # each submission's /proc shows no other user's process (hidepid: root, Linux 5.8+)
+    processes_hidden: bool = False
+
+    @property
+    def shareable(self) -> bool:
+        """Whether submissions of several grading processes may run in one template at once:
+        only where each has its own user, mounts and namespaces, and sees none of the others'
+        processes."""
+        return (
+            self.pid_namespace and self.own_user and self.per_submission and self.processes_hidden
+        )
 
     def describe(self) -> str:
         """One line for the instructor: active protections, then missing ones."""
@@ -68,12 +80,17 @@ class Protections:
             active += ["no network", "private filesystem view", "own process namespace"]
         if self.per_submission:
             active.append("fresh /tmp, /dev/shm, IPC and network namespace for each submission")
+        if self.processes_hidden:
+            active.append("no other process visible")
         if self.cpu_share:
             active.append(f"at most one core per grading process ({cgroup})")
         if self.own_user:
             active.append("unprivileged user of its own")
         if self.syscall_filter:
-            active.append("system-call filter (no kernel keyrings, namespaces, tracing or mounts)")
+            active.append(
+                "system-call filter (no kernel keyrings, namespaces, tracing, mounts or sockets"
+                " but unix and IP)"
+            )
         text = "sandbox: " + ", ".join(active)
         return text + (f"; missing: {'; '.join(self.missing)}" if self.missing else "")
 
@@ -159,10 +176,14 @@ def _bwrap_command(as_root: bool) -> list[str]:
 
 
 # Run inside the sandbox by `detect_protections`: can a submission get mount, IPC and network
-# namespaces of its own (unprivileged, inside a user namespace of its own)?
+# namespaces of its own (unprivileged, inside a user namespace of its own), and in them a /proc
+# that hides other users' processes (`grader.sandbox.inside.isolate`)? Exits 0 for both, 2 for
+# the namespaces alone, 1 for neither.
 _UNSHARE_TRIAL = (
-    "import ctypes, os, sys; user = 0x10000000 if os.geteuid() else 0;"
-    " sys.exit(ctypes.CDLL(None).unshare(0x48020000 | user) != 0)"
+    "import ctypes, os, sys; libc = ctypes.CDLL(None); user = 0x10000000 if os.geteuid() else 0\n"
+    "libc.unshare(0x48020000 | user) and sys.exit(1)\n"
+    "libc.mount(b'none', b'/', None, 0x44000, None)\n"  # MS_REC | MS_PRIVATE
+    "sys.exit(2 if libc.mount(b'proc', b'/proc', b'proc', 14, b'hidepid=invisible') else 0)"
 )
 
 
@@ -194,26 +215,32 @@ def _detect_isolation() -> Detected:
         command = _bwrap_command(as_root)
         trial = [*command, sys.executable, "-c", _UNSHARE_TRIAL]
         trial = subprocess.run(trial, capture_output=True)
-        if trial.returncode in (0, 1):
+        if trial.returncode in (0, 1, 2):
             memory, cpu, version, missing = _cgroups_here()
-            own_user = as_root and trial.returncode == 0  # a user of its own needs both
+            own_user = as_root and trial.returncode != 1  # a user of its own needs both
             if trial.returncode == 1:
                 missing.append(_SHARED_SCRATCH)
+            if trial.returncode != 0:
+                missing.append(_PROCESSES_SHOWN)
             if not own_user:
                 missing.insert(0, _NOT_ROOT)
             protections = Protections(
                 pid_namespace=True,
                 own_user=own_user,
-                per_submission=trial.returncode == 0,
+                per_submission=trial.returncode != 1,
                 memory_cgroup=memory,
                 cpu_share=cpu,
                 missing=missing,
                 cgroup_version=version,
+                processes_hidden=trial.returncode == 0,
             )
             return Detected(protections, command)
         reason = trial.stderr.decode(errors="replace").strip().splitlines()[-1:]
         missing.append(f"bubblewrap cannot create namespaces here ({' '.join(reason)})")
-    missing.append("network, filesystem and process isolation are OFF")
+    missing.append(
+        "network, filesystem and process isolation are OFF (a submission sees every process on"
+        " the machine)"
+    )
     if as_root:
         missing.append("student code runs as root: the process limit does not bind")
     # The cgroups need no namespace: a host that offers them limits memory and CPU all the same.
@@ -248,13 +275,17 @@ def _cgroups_here() -> tuple[bool, bool, int, list[str]]:
 
 
 _NO_FILTER = (
-    "no system-call filter ({}): a submission can make kernel keyrings and namespaces and trace"
-    " its own processes"
+    "no system-call filter ({}): a submission can make kernel keyrings and namespaces, trace its"
+    " own processes and open sockets of any family (AF_VSOCK reaches a virtual machine's host)"
 )
 _NO_CPU_SHARE = "no CPU share ({}): a submission's busy processes can slow another worker's"
 _NOT_ROOT = (
     "not run as root, so submissions run as the grader's own user, whose process limit all the"
     " grading workers share"
+)
+_PROCESSES_SHOWN = (
+    "no /proc of each submission's own (needs root and Linux 5.8): a submission can list the"
+    " sandbox's processes and read their command lines"
 )
 _SHARED_SCRATCH = (
     "no nested user namespaces, so submissions share the sandbox's /tmp and IPC namespace"
