@@ -33,3 +33,9 @@ c.ClearSolutions.code_stub = {
 from grader.safe_output.feedback_steps import use_safe_feedback  # noqa: E402
 
 use_safe_feedback(c)
+
+# The autograded notebook, which the formgrader renders on the instructor's origin, is written
+# with the student's outputs and markdown inert (the default engine writes it the same way).
+from grader.safe_output.autograded import use_inert_autograded  # noqa: E402
+
+use_inert_autograded(c)

@@ -270,6 +270,7 @@ def _run_fast(
             )
     except Exception as error:  # recorded as the outcome: one submission never stops a class
         _zero(api, lesson, student)
+        _inert_copies(api.coursedir, lesson, student, runnable)
         detail = str(error) if isinstance(error, RunRefused) else f"{type(error).__name__}: {error}"
         report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
         report = replace(report, not_graded=not_graded, deleted_tests=_deleted(api, task, problems))
@@ -277,6 +278,17 @@ def _run_fast(
         return report
     spent = Timings.summed([*(run.timings for run in runs.values()), started])
     return replace(reports[-1], timings=spent)
+
+
+def _inert_copies(coursedir, lesson: str, student: str, notebooks: list[str]) -> None:
+    """Make inert the notebooks copied into autograded/ for a grading that failed: the
+    formgrader renders them on the instructor's origin."""
+    from grader.safe_output.autograded import make_inert_in_place
+
+    graded = Path(coursedir.format_path(coursedir.autograded_directory, student, lesson))
+    source = Path(coursedir.format_path(coursedir.source_directory, ".", lesson))
+    for name in notebooks:
+        make_inert_in_place(graded / f"{name}.ipynb", source / f"{name}.ipynb")
 
 
 def _run_stock(api, task: GradingTask, notebooks: list[str], problems: dict) -> SubmissionReport:

@@ -29,6 +29,7 @@ from grader.judging.reference import Seeds, probes_file
 from grader.judging.rules import judge_source
 from grader.judging.verdict import judge_tests
 from grader.outcome import Outcome
+from grader.safe_output.autograded import inert_notebook, instructors_markdown
 from grader.sandbox.outside.client import Sandbox
 from grader.timings import Timings
 
@@ -173,7 +174,8 @@ def autograde_notebook(
             nb, references, report.probes, reading.problems, judged=probes is not None
         )
     with timings.step("nbgrader steps"):
-        _write(nb, path)
+        lesson_markdown = instructors_markdown(_source_notebook(source_nb))
+        _write(inert_notebook(nb, lesson_markdown), path)  # what the formgrader shows
     unjudged = tuple(sorted(gid for gid in verdicts if probes and gid not in references))
     present = frozenset(filter(None, map(grade_id, nb.cells)))
 
