@@ -32,10 +32,14 @@ def judge_source(
     if characters > READING_CHARACTERS:
         reading = _unread(f"its code is {characters:,} characters, over {READING_CHARACTERS:,}")
     else:
+        lesson_rules = how.rules(probes_source, lesson_nb)  # the lesson's, not the submission's
+        stopped = []
         try:
-            with _time_limit(seconds):
-                reading = how.read(nb, how.rules(probes_source, lesson_nb), lesson_code)
-        except ReadingStopped:
+            with _time_limit(seconds, stopped):
+                reading = how.read(nb, lesson_rules, lesson_code)
+        except Exception:
+            if not stopped:
+                raise
             reading = _unread(f"reading its code took over {seconds:g} s")
     problems = {**formulas, **reading.problems}  # reaching for internals is said first
     return how.Reading(problems, reading.flags)
@@ -48,14 +52,16 @@ def _unread(why: str) -> how.Reading:
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float):
-    """Raise ReadingStopped in the block after `seconds` (in the main thread; elsewhere the
-    size limit alone bounds the reading)."""
+def _time_limit(seconds: float, stopped: list):
+    """Raise ReadingStopped in the block after `seconds`, noting it in `stopped` (raised inside C
+    code such as the parser, it may surface as another error). In the main thread only; elsewhere
+    the size limit alone bounds the reading."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum, frame):
+        stopped.append(seconds)
         raise ReadingStopped
 
     with alarm_after(seconds, stop):

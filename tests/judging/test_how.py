@@ -581,10 +581,12 @@ def _long_answer(statements: int) -> str:
 def test_a_reading_past_its_time_stops_and_is_flagged_for_review():
     """A notebook whose reading runs past the limit is not read on: the grading process is free
     again at the limit, and the instructor is told to look (the limit acted: the flag says so)."""
-    source, nb = solution_with_answers(L3, {"nonscalar_error": _long_answer(2000)})
+    source, nb = solution_with_answers(L3, {"nonscalar_error": _long_answer(4000)})
+    probes = probes_file(L3).read_text()
+    judge_source(source, source, probes, seed=7)  # the lesson's rules, read once per lesson
     started = time.monotonic()
-    reading = judge_source(nb, source, probes_file(L3).read_text(), seed=7, seconds=0.3)
-    assert time.monotonic() - started < 0.3 + 2.0  # the formulas are read in milliseconds
+    reading = judge_source(nb, source, probes, seed=7, seconds=0.3)
+    assert time.monotonic() - started < 0.3 + 5.0  # unbounded, this reading takes about 10 s
     assert reading.problems == {}
     assert "took over 0.3 s" in reading.flags[rules.UNREAD], reading.flags
 
