@@ -25,6 +25,7 @@ import math
 import mpmath
 
 DIGITS = 1000
+LARGEST_NUMBER = mpmath.mpf(10) ** 300
 LARGEST = 200  # nodes of a formula, with its names and helpers written out; a derivative needs tens
 
 
@@ -93,7 +94,7 @@ def value(formula, point: tuple, shapes: tuple):
 def _value(node, point, shapes):
     kind = node[0]
     if kind == "number":
-        return _number(node[1])
+        return _real(_number(node[1]))
     if kind == "argument":
         return point[node[1]]
     if kind == "flat":
@@ -149,6 +150,8 @@ def _real(result):
         result = mpmath.mpf(result)
     if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result):
         raise Undefined("not a finite real number")
+    if abs(result) > LARGEST_NUMBER:  # no derivative here is that large; exp of it would hang
+        raise Undefined("a number past 1e300")
     return result
 
 

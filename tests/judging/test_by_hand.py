@@ -118,3 +118,11 @@ def test_formulas_are_exact_to_far_more_digits_than_any_estimate_reaches():
         rounded = exact + mpmath.mpf(10) ** (5 - formulas.DIGITS)
     assert formulas.agrees(rounded, exact)
     assert not formulas.agrees(estimate, exact)
+
+
+def test_numbers_past_any_derivative_here_end_the_evaluation_at_once():
+    """Towers of powers and exponentials would hold the grader for ever at 1000 digits: a value
+    past 1e300 makes the formula undefined there, before anything is computed from it."""
+    tower = "import math\ndef dz_dx(x):\n    return math.exp(math.exp(10 ** 10 ** 10)) * 0 + 24 * x + 36\n"
+    problem = _judged("03_backward_and_scalar_outputs", {"dz_dx": tower}).get("test_dz_dx")
+    assert problem and "a number past 1e300" in problem, problem
