@@ -123,6 +123,6 @@ def test_formulas_are_exact_to_far_more_digits_than_any_estimate_reaches():
 def test_numbers_past_any_derivative_here_end_the_evaluation_at_once():
     """Towers of powers and exponentials would hold the grader for ever at 1000 digits: a value
     past 1e300 makes the formula undefined there, before anything is computed from it."""
-    tower = "import math\ndef dz_dx(x):\n    return math.exp(math.exp(10 ** 10 ** 10)) * 0 + 24 * x + 36\n"
+    tower = "import math\ndef dz_dx(x):\n    return math.exp(math.exp(10**10**10)) * 0 + 24 * x\n"
     problem = _judged("03_backward_and_scalar_outputs", {"dz_dx": tower}).get("test_dz_dx")
     assert problem and "a number past 1e300" in problem, problem
