@@ -121,7 +121,7 @@ def print_steps(steps: Timings, notebooks: int) -> None:
 def grades(course: Course) -> dict:
     """(lesson, student, column) -> value for every score column of the export."""
     header, rows = grade_rows(course)
-    columns = ["score", *header[header.index("detail") + 1 :]]
+    columns = ["score", *header[header.index("verdicts") + 1 :]]  # grades, not review notes
     return {
         (r["assignment"], r["student_id"], c): r.get(c)
         for r in rows

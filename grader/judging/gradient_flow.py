@@ -722,15 +722,20 @@ def _uses_gradients(node: ast.AST) -> bool:
 
 def optim_names(statements: list[ast.AST]) -> set[str]:
     """The code's names for torch.optim and what it imports from it."""
+    return set().union(*map(_optim_names_in, statements))
+
+
+@functools.lru_cache(maxsize=65536)  # trees are shared (syntax.parsed): each is walked once
+def _optim_names_in(statement: ast.AST) -> frozenset[str]:
     names = set()
-    for node in (n for statement in statements for n in ast.walk(statement)):
+    for node in ast.walk(statement):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.optim"):
             names |= {a.asname or a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module == "torch":
             names |= {a.asname or a.name for a in node.names if a.name == "optim"}
         elif isinstance(node, ast.Import):
             names |= {a.asname for a in node.names if a.name == "torch.optim" and a.asname}
-    return names
+    return frozenset(names)
 
 
 def makes_an_optimizer(call: ast.Call, names: set[str]) -> bool:

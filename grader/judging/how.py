@@ -261,7 +261,8 @@ def _closure(start: list[ast.AST], bindings: dict[str, list[ast.AST]]) -> list[a
     return statements
 
 
-def _free_names(statement: ast.AST) -> set[str]:
+@functools.lru_cache(maxsize=65536)  # trees are shared (syntax.parsed): each is read once
+def _free_names(statement: ast.AST) -> frozenset[str]:
     """The names a statement loads that none of its functions binds for itself."""
     local = set()
     for node in ast.walk(statement):
@@ -272,7 +273,7 @@ def _free_names(statement: ast.AST) -> set[str]:
     if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
         local -= bound_names(statement)  # the statement's own target is what it binds
     loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
-    return loaded - local
+    return frozenset(loaded - local)
 
 
 def _breaks(rule: Rule, statements: list[ast.AST]) -> str | None:

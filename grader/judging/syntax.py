@@ -31,12 +31,13 @@ def bindings_of(trees: list[ast.Module]) -> dict[str, list[ast.AST]]:
     return bound
 
 
-def bound_names(statement: ast.AST) -> set[str]:
+@functools.lru_cache(maxsize=65536)  # trees are shared (parsed): each statement is read once
+def bound_names(statement: ast.AST) -> frozenset[str]:
     """The names a top-level statement binds (not those its functions or classes bind inside)."""
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return {statement.name}
+        return frozenset({statement.name})
     if isinstance(statement, ast.Import | ast.ImportFrom):
-        return {(a.asname or a.name).split(".")[0] for a in statement.names}
+        return frozenset((a.asname or a.name).split(".")[0] for a in statement.names)
     bound, pending = set(), [statement]
     while pending:
         node = pending.pop()
@@ -46,4 +47,4 @@ def bound_names(statement: ast.AST) -> set[str]:
             bound.add(node.name)
         elif not isinstance(node, ast.Lambda | ast.comprehension):
             pending += ast.iter_child_nodes(node)
-    return bound
+    return frozenset(bound)
