@@ -27,3 +27,15 @@ def grading_session():
     """Warm grading processes (default limits, one job) kept for a test module's courses."""
     with GradingSession(Limits(), jobs=1) as session:
         yield session
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, driven by Playwright."""
+    from browser_tools import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser_tools import CHROMIUM, CHROMIUM_ARGS
 from feedback_browser import TEX_ATTACKS, rendered_scores
 from feedback_secrets import page_text, secret_lines, secrets_shown
 from integrity_tools import LESSON, new_course, submit
@@ -186,17 +185,6 @@ def test_honest_pages_show_their_own_outputs_and_the_verdicts(course, pages, sto
     assert "Score:0/2" in page_text(pages["bob"])
     assert "printed while graded" not in pages["leaker"]
     assert "stored on my machine" in pages["leaker"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium, driven by Playwright."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 def _gradebook_scores(course, student: str) -> list[str]:

@@ -13,8 +13,6 @@ import nbformat
 import pytest
 import yaml
 from browser_tools import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     IDLE,
     Lab,
     Steps,
@@ -49,17 +47,6 @@ def lab(checkout, tmp_path_factory):
     started = Lab(checkout, "lab", home=tmp_path_factory.mktemp("lab"))
     yield started
     started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium, driven by Playwright."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
