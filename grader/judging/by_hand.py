@@ -60,7 +60,7 @@ def _problem(nb, solution_nb, test, function, domains, seed) -> str | None:
         return f"{function} takes {answer.parameters} parameters; the exercise gives it {given}"
     if len(answer.results) != len(reference.results) or answer.one != reference.one:
         return f"{function} returns {_values(answer)}; the exercise asks for {_values(reference)}"
-    names = _parameter_names(nb, test, function, answer.parameters)
+    names = answer.names
     draw = random.Random(f"{seed}/{test}/{function}")
     for _ in range(POINTS):
         for point, shapes in _elements(draw, domains):
@@ -104,16 +104,6 @@ def _where(names: list[str], point: tuple, shapes: tuple) -> str:
         of = f" (an element of a tensor of shape {shape})" if shape else ""
         parts.append(f"{name} = {mpmath.nstr(x, 6)}{of}")
     return ", ".join(parts)
-
-
-def _parameter_names(nb, test, function, count) -> list[str]:
-    """The answer's own names for its parameters, for messages."""
-    for statement in reversed(_statements_before(nb, test)):
-        if isinstance(statement, ast.FunctionDef) and statement.name == function:
-            names = [a.arg for a in statement.args.posonlyargs + statement.args.args]
-            if len(names) == count:
-                return names
-    return [f"parameter {i + 1}" for i in range(count)]
 
 
 def _statements_before(nb, test: str) -> list[ast.stmt]:

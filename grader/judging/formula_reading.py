@@ -56,9 +56,14 @@ class NotAFormula(Exception):
 class Formula:
     """What a function returns, as formulas of its parameters."""
 
-    parameters: int
+    names: tuple[str, ...]  # of its parameters, as the answer calls them
     results: tuple  # one formula per value returned
     one: bool  # it returns one value, not a tuple or list
+
+    @property
+    def parameters(self) -> int:
+        """How many parameters the function takes."""
+        return len(self.names)
 
 
 def read(name: str, statements: list[ast.stmt]) -> Formula:
@@ -77,8 +82,8 @@ def read(name: str, statements: list[ast.stmt]) -> Formula:
     except RecursionError:
         raise NotAFormula("its expressions nest too deeply: name their parts") from None
     if result[0] == "tuple":
-        return Formula(len(parameters), result[1], one=False)
-    return Formula(len(parameters), (result,), one=True)
+        return Formula(tuple(parameters), result[1], one=False)
+    return Formula(tuple(parameters), (result,), one=True)
 
 
 def _binds(statement: ast.stmt) -> list[str]:
