@@ -24,6 +24,8 @@ from grader.autograd_use import (
     watch_autograd,
     watch_hooks,
 )
+from grader import drawn_functions
+from grader.drawn_functions import DrawnFunction
 from grader.random_graphs import RandomGraph, random_graph
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
@@ -70,6 +72,23 @@ class Draw:
     def graph(self, *, leaves: int = 3, size: int = 3, steps: int = 6) -> RandomGraph:
         """A random graph with shared nodes and paths of different lengths (`random_graphs`)."""
         return random_graph(self._random, leaves=leaves, size=size, steps=steps)
+
+    def function(self) -> DrawnFunction:
+        """A smooth elementwise function f(t) with a shadow autograd does not see
+        (`drawn_functions`): only differentiating what it computes gives its gradient."""
+        return drawn_functions.elementwise(self._random)
+
+    def convex_function(self) -> DrawnFunction:
+        """Like `function`, with a second derivative that stays positive and moderate."""
+        return drawn_functions.convex(self._random)
+
+    def function_of_two(self) -> DrawnFunction:
+        """Like `function`, of two tensors: f(x, y)."""
+        return drawn_functions.of_two(self._random)
+
+    def mixing_function(self, size: int) -> tuple[DrawnFunction, int]:
+        """Like `function`, of a 1-D tensor, with outputs that mix its inputs; and their number."""
+        return drawn_functions.mixing(self._random, size)
 
     def tensor(self, *shape, low=-2.0, high=2.0, dtype=torch.float32, requires_grad=False):
         """A tensor of the shape with values between low and high."""

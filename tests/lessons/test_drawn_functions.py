@@ -1,0 +1,102 @@
+"""Functions drawn for the "using autograd" exercises: autograd differentiates their smooth part
+exactly, every estimate made from their values misses (their shadow), complex input is refused,
+and a seed always draws the same function."""
+
+import random
+
+import pytest
+import torch
+
+from grader import drawn_functions
+from grader.probing import DEFAULT_ATOL, DEFAULT_RTOL, Draw
+
+SEEDS = range(40)
+
+
+def _drawn(seed: int):
+    """One function of each kind, as a function of one 1-D float64 tensor."""
+    rng = random.Random(seed)
+    two = drawn_functions.of_two(rng)
+    mixing, _ = drawn_functions.mixing(rng, 5)
+    return {
+        "elementwise": drawn_functions.elementwise(rng),
+        "convex": drawn_functions.convex(rng),
+        "of two": lambda t: two(t, t.flip(0)),
+        "mixing": mixing,
+    }
+
+
+def _autograd(f, t):
+    t = t.detach().requires_grad_()
+    return torch.autograd.functional.jacobian(f, t)
+
+
+def _central(f, t, h):
+    columns = []
+    for i in range(t.numel()):
+        e = torch.zeros_like(t)
+        e[i] = h
+        columns.append((f(t + e) - f(t - e)) / (2 * h))
+    return torch.stack(columns, -1)
+
+
+def _richardson(f, t, h=0.1, levels=5):
+    """Ridders' table of central differences at h, h/2, …, extrapolated to step 0."""
+    table = [_central(f, t, h / 2**k) for k in range(levels)]
+    for order in range(1, levels):
+        factor = 4**order
+        table = [(factor * fine - coarse) / (factor - 1) for coarse, fine in zip(table, table[1:])]
+    return table[0]
+
+
+def _close(a, b):
+    return torch.allclose(a, b, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_autograd_differentiates_the_smooth_part_and_estimates_from_values_miss(seed):
+    """Autograd's Jacobian is the smooth part's (a fine central difference of it agrees), while
+    central differences of any step and Richardson extrapolation of the function's values miss it
+    at the points drawn, by the shadow's slope."""
+    t = torch.linspace(-2.9, 2.9, 5, dtype=torch.float64) + 0.01 * seed
+    for kind, f in _drawn(seed).items():
+        exact = _autograd(f, t)
+        smooth = getattr(f, "smooth", None)
+        if smooth is not None:
+            assert torch.allclose(exact, _central(smooth, t, 1e-6), atol=1e-6), kind
+        for estimate in [_central(f, t, h) for h in (1e-3, 1e-6, 1e-9)] + [_richardson(f, t)]:
+            assert not _close(estimate, exact), kind
+            assert (estimate - exact).abs().max() > 0.25, kind
+
+
+def test_second_derivatives_from_values_miss_and_convex_ones_stay_positive():
+    """A convex drawn function's f'' (from autograd) stays positive on [-3, 3], and the second
+    difference of its values is off by the shadow's curvature."""
+    for seed in SEEDS:
+        f = drawn_functions.convex(random.Random(seed))
+        t = torch.linspace(-3, 3, 61, dtype=torch.float64, requires_grad=True)
+        (first,) = torch.autograd.grad(f(t).sum(), t, create_graph=True)
+        (second,) = torch.autograd.grad(first.sum(), t)
+        assert second.min() > 0.4
+        h = 1e-3
+        values = t.detach()
+        by_values = (f(values + h) - 2 * f(values) + f(values - h)) / h**2
+        assert (by_values - second).abs().min() > 0.35
+
+
+def test_complex_input_and_plain_numbers_are_refused_with_a_clear_message():
+    """No complex step: a complex tensor is refused, as is a plain number, saying what to pass."""
+    f = drawn_functions.elementwise(random.Random(0))
+    with pytest.raises(TypeError, match="real tensors"):
+        f(torch.ones(3, dtype=torch.complex128))
+    with pytest.raises(TypeError, match="takes tensors, not float"):
+        f(1.0)
+
+
+def test_a_seed_draws_the_same_function_and_another_seed_another():
+    """The submission and the reference draw the same function from the same seed."""
+    t = torch.linspace(-1, 1, 4, dtype=torch.float64)
+    first, again = Draw(7, "test_x").function(), Draw(7, "test_x").function()
+    other = Draw(8, "test_x").function()
+    assert repr(first) == repr(again) and torch.equal(first(t), again(t))
+    assert repr(first) != repr(other)
