@@ -62,6 +62,12 @@ def require(condition: bool, explanation: str) -> None:
         raise CheckFailed(explanation)
 
 
+def advise(condition: bool, advice: str) -> None:
+    """Print `advice` unless `condition` holds: a habit worth keeping, not a failure."""
+    if not condition:
+        print(f"Advice: {advice}")
+
+
 def quietly(fn: Callable, *args, **kwargs):
     """Call `fn`, swallowing the warnings it raises so that nothing reaches stderr."""
     with warnings.catch_warnings():

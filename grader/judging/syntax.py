@@ -48,3 +48,28 @@ def bound_names(statement: ast.AST) -> frozenset[str]:
         elif not isinstance(node, ast.Lambda | ast.comprehension):
             pending += ast.iter_child_nodes(node)
     return frozenset(bound)
+
+
+def nodes(statements: list[ast.AST]):
+    """Every node of the statements."""
+    for statement in statements:
+        yield from ast.walk(statement)
+
+
+def attribute_names(statements: list[ast.AST]) -> set[str]:
+    """The attribute names the statements use: `x.grad` gives "grad"."""
+    return {n.attr for n in nodes(statements) if isinstance(n, ast.Attribute)}
+
+
+def called_name(func: ast.AST) -> str | None:
+    """The name a call's function goes by: `f` for `f(…)` and `a.f(…)`."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def root_name(node: ast.AST) -> str | None:
+    """The name an attribute path, call or subscript starts from: `torch` in `torch.a(b)[0]`."""
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None

@@ -14,8 +14,8 @@ BY_HAND = {
 }
 
 # How the exercises ask their answers to be worked out, read from the answers' code in the grading
-# process (grader.judging.how): {test: {function: [rule, ...]}}. The reading may zero a test or
-# flag it; see the README's rules, rule by rule, for what is true by construction.
+# process (grader.judging.how): {test: {function: [rule, ...]}}. The reading only flags answers for
+# the instructor: the exercises make their rules inevitable (the README's rules, rule by rule).
 HOW = {
     "test_nonscalar_error": {"error_grad": ["using autograd"]},
     "test_weighted_grads": {"weighted_grads": ["using autograd"]},

@@ -59,13 +59,19 @@ def _is_prediction(text: str) -> bool:
 # By-hand work that is no formula of its inputs, whose rule the reading only flags: a gradient
 # summed back to a shape, a finite-difference estimate of a function handed in, the backward of a
 # torch.autograd.Function (probed through the node it makes).
+# What a submission's own process says about how it worked: it can measure and forge these.
+IN_PROCESS_SIGNALS = (
+    "autograd_called(", "counted(", "watch_autograd(", "curvature_reaching(", "optimizer_steps(",
+    "hooks_registered(", "as_written(", "shares_of_gradients(",
+)  # fmt: skip
 BY_HAND_NO_FORMULA = {"test_unbroadcast", "test_central_difference", "test_cube_function"}
 
 
 def test_exercises_are_graded_as_worded(lesson):
     """An exercise that says "by hand" is checked with autograd switched off, in its test cell
     and its probe, and a derivative by hand is declared a formula the grader evaluates; one that
-    says "using autograd" is checked to call autograd, and declared so for the reading."""
+    says "using autograd" differentiates what its probe draws at grading time (a drawn function,
+    loss or activation), observes values only, and is declared so for the reading."""
     probes = probes_file(lesson).read_text()
     for text, cells in _exercises(lesson):
         test = _test_cell(cells)
@@ -79,7 +85,9 @@ def test_exercises_are_graded_as_worded(lesson):
             assert formula or grade_id in BY_HAND_NO_FORMULA, f"{grade_id}: declare it in BY_HAND"
         if "using autograd" in text.lower():
             assert "call_with_autograd(" in test.source, grade_id
-            assert "autograd_called(" in probe, grade_id
+            assert re.search(r"draw\.\w*function", probe), f"{grade_id}: hand it a drawn function"
+            signals = [s for s in IN_PROCESS_SIGNALS if s in probe]
+            assert not signals, f"{grade_id}: a score rests on values, not on {signals}"
             rules = declarations.declared(probes, "HOW").get(grade_id, {}).values()
             assert any("using autograd" in r for r in rules), f"{grade_id}: declare it in HOW"
 

@@ -1,0 +1,123 @@
+"""Reaching for the interpreter's or the grader's internals: frames, `gc`, `ctypes`, IPython's
+shell, `grader` beyond `grader.checks`, function internals such as `__defaults__`, computed
+attribute names, assignments on torch. No answer needs them, and they are how a submission reads
+or changes what runs beside it, so a cell that reaches for them earns its exercise nothing and is
+flagged for the instructor (the one reading that decides; it cannot see every path, which is why
+no other rule rests on reading)."""
+
+import ast
+
+from grader.judging.syntax import root_name
+
+INTERNAL_MODULES = {
+    "gc", "inspect", "ctypes", "_ctypes", "cffi", "builtins", "importlib", "dis", "marshal",
+    "code", "codeop", "IPython", "ipykernel", "pyseccomp", "faulthandler", "tracemalloc",
+    # a thread of its own runs with autograd on, whatever grad mode the caller set
+    "threading", "_thread", "concurrent", "multiprocessing",
+    # frames by another way: traceback.walk_stack, a debugger's view of a frame's locals
+    "traceback", "pdb", "bdb",
+}  # fmt: skip
+INTERNAL_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
+INTERNAL_ATTRIBUTES = {
+    # functions, classes and modules from the inside
+    "__globals__", "__code__", "__defaults__", "__kwdefaults__", "__closure__", "__builtins__",
+    "__dict__", "__subclasses__", "__bases__", "__mro__", "__getattribute__", "__self__",
+    "__func__", "__wrapped__", "__traceback__", "__loader__", "__spec__",
+    # frames and code objects
+    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next",
+    "gi_frame", "cr_frame", "ag_frame", "co_consts", "co_code", "co_names", "walk_stack",
+    "walk_tb", "curframe", "curframe_locals", "botframe",
+    # the interpreter's and torch's own machinery
+    "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "meta_path",
+    "path_hooks", "_C", "_execution_engine", "attrgetter", "methodcaller",
+}  # fmt: skip
+SYS_ATTRIBUTES = {"modules", "displayhook", "excepthook", "meta_path"}
+NAME_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
+MAGIC_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}  # what %magics become
+
+
+def torch_names(bindings: dict[str, list[ast.AST]]) -> set[str]:
+    """The notebook's names for torch or a part of it (`import torch as t`, `t = torch.nn`)."""
+    names = {"torch"}
+    for name, statements in bindings.items():
+        for statement in statements:
+            if isinstance(statement, ast.Import | ast.ImportFrom):
+                module = getattr(statement, "module", None) or ""
+                imported = [module] + [a.name for a in statement.names]
+                if any(m.split(".")[0] == "torch" for m in imported):
+                    names.add(name)
+            elif isinstance(statement, ast.Assign) and _is_torch_path(statement.value):
+                names.add(name)
+    return names
+
+
+def _is_torch_path(node: ast.AST) -> bool:
+    """`torch` or `torch.a.b`: a name for torch itself or one of its parts, not a value."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "torch"
+
+
+def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
+    """How the cell reaches for the interpreter's or the grader's internals, or None."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names]
+            modules = names if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.module in {"grader", "torch"}:
+                modules = [f"{node.module}.{name}" for name in names]
+            for module in modules:
+                top = module.split(".")[0]
+                if top in INTERNAL_MODULES:
+                    return f"imports {module}"
+                if top == "torch" and any(part.startswith("_") for part in module.split(".")):
+                    return f"imports torch's private {module}"
+                if top == "grader" and module != "grader.checks":
+                    return f"imports {module}"
+        elif isinstance(node, ast.Name) and node.id in NAME_BUILTINS and id(node) not in called:
+            return f"passes {node.id} around as a value"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name in INTERNAL_CALLS:
+                return f"calls {name}()"
+            if name in NAME_BUILTINS and _computed_on_torch(node, torch_names):
+                return f"calls {name}() with a computed name on torch"
+            if name == "get_ipython" and not _runs_a_magic(tree, node):
+                return "uses the notebook's shell (get_ipython())"
+        elif isinstance(node, ast.Attribute) and node.attr in INTERNAL_ATTRIBUTES:
+            return f"uses .{node.attr}"
+        elif isinstance(node, ast.Attribute) and _private_torch(node, torch_names):
+            return f"uses torch's private {ast.unparse(node)}"
+        elif isinstance(node, ast.Attribute) and node.attr in SYS_ATTRIBUTES:
+            if root_name(node) == "sys":
+                return f"uses sys.{node.attr}"
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            changed = [
+                t for t in targets if isinstance(t, ast.Attribute) and root_name(t) in torch_names
+            ]
+            if changed:
+                return "changes torch itself (assigns to one of its attributes)"
+    return None
+
+
+def _private_torch(node: ast.Attribute, torch_names: set[str]) -> bool:
+    """`torch._functorch…`: a part of torch behind its public API (a path around its rules)."""
+    private = node.attr.startswith("_") and not node.attr.startswith("__")
+    return private and _is_torch_path(node) and root_name(node) in torch_names
+
+
+def _computed_on_torch(call: ast.Call, torch_names: set[str]) -> bool:
+    """getattr(torch…, name) with the name not written out, or setattr/delattr on torch."""
+    if len(call.args) < 2 or root_name(call.args[0]) not in torch_names:
+        return False
+    return call.func.id != "getattr" or not isinstance(call.args[1], ast.Constant)
+
+
+def _runs_a_magic(tree: ast.Module, call: ast.Call) -> bool:
+    """Whether this get_ipython() is one IPython wrote for a %magic or !command."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.value is call:
+            return node.attr in MAGIC_METHODS
+    return False
