@@ -180,7 +180,7 @@ HOW_ATTACKS = {  # answer cell -> an answer that gets around how the exercise sa
     "dz_dx": "_g = torch.autograd.grad\n\n\ndef dz_dx(x):\n    with torch.enable_grad():\n"
     "        t = torch.tensor(float(x), requires_grad=True)\n"
     "        return _g(3 * (2 * t + 3) ** 2, t)[0]\n",
-    "nonscalar_error": "def error_grad(w, xs, ts):\n"
+    "nonscalar_error": "def error_grad(w, xs, ts, error):\n"
     "    leaf = torch.ones((), requires_grad=True)\n    leaf.backward()\n"
     "    return leaf.grad * 2 * ((w * xs - ts) * xs).sum()\n",
     "mean_grad": "import gc\n\n\ndef mean_grad(x):\n    return 6 * (x + 2) / x.numel()\n",
