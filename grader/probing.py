@@ -12,20 +12,20 @@ reference, nor the comparison.
 import math
 import random
 import warnings
+from collections.abc import Callable
 
 import numpy
 import torch
 from torch.autograd.function import BackwardCFunction
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
+from grader import drawn_functions
 from grader.autograd_use import (
     gradients_reaching,
     scaled_gradients,
     watch_autograd,
     watch_hooks,
 )
-from grader import drawn_functions
-from grader.drawn_functions import DrawnFunction
 from grader.random_graphs import RandomGraph, random_graph
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
@@ -73,20 +73,20 @@ class Draw:
         """A random graph with shared nodes and paths of different lengths (`random_graphs`)."""
         return random_graph(self._random, leaves=leaves, size=size, steps=steps)
 
-    def function(self) -> DrawnFunction:
+    def function(self) -> Callable:
         """A smooth elementwise function f(t) with a shadow autograd does not see
         (`drawn_functions`): only differentiating what it computes gives its gradient."""
         return drawn_functions.elementwise(self._random)
 
-    def convex_function(self) -> DrawnFunction:
+    def convex_function(self) -> Callable:
         """Like `function`, with a second derivative that stays positive and moderate."""
         return drawn_functions.convex(self._random)
 
-    def function_of_two(self) -> DrawnFunction:
+    def function_of_two(self) -> Callable:
         """Like `function`, of two tensors: f(x, y)."""
         return drawn_functions.of_two(self._random)
 
-    def mixing_function(self, size: int) -> tuple[DrawnFunction, int]:
+    def mixing_function(self, size: int) -> tuple[Callable, int]:
         """Like `function`, of a 1-D tensor, with outputs that mix its inputs; and their number."""
         return drawn_functions.mixing(self._random, size)
 

@@ -34,25 +34,25 @@ def test_mean_grad(student, observe, draw):
 
 
 def test_nonscalar_error(student, observe, draw):
-    for _ in range(3):
+    for k in range(1, 4):
         error = draw.function()
         n = draw.integer(2, 8)
         w = draw.number(-2.0, 2.0)
         xs, ts = draw.tensor(n, dtype=torch.float64), draw.tensor(n, dtype=torch.float64)
         result = student.error_grad(w, xs, ts, error)
-        shown = f"error_grad({w}, xs, ts, error) for {n} points and error = {error!r}"
+        shown = f"error_grad({w}, xs, ts, error) for {n} points, error {k} drawn at grading time"
         observe(shown, number(result), atol=1e-4)
 
 
 def test_weighted_grads(student, observe, draw):
-    for size in (3, draw.integer(2, 6)):
+    for k, size in enumerate((3, draw.integer(2, 6)), 1):
         f, outputs = draw.mixing_function(size)
         x = draw.tensor(size, dtype=torch.float64, requires_grad=True)
         v1 = draw.tensor(outputs, dtype=torch.float64)
         v2 = draw.tensor(outputs, dtype=torch.float64)
         g1, g2 = student.weighted_grads(f, x, v1, v2)
-        observe(f"g1 for f = {f!r}", g1)
-        observe(f"g2 for f = {f!r}", g2)
+        observe(f"g1 for function {k} drawn at grading time", g1)
+        observe(f"g2 for function {k} drawn at grading time", g2)
 
 
 def test_unbroadcast(student, observe, draw):

@@ -1,6 +1,6 @@
 """Functions drawn for the "using autograd" exercises: autograd differentiates their smooth part
-exactly, every estimate made from their values misses (their shadow), complex input is refused,
-and a seed always draws the same function."""
+exactly, every estimate made from their values misses (their shadow), complex input and tensor
+subclasses are refused, no formula is shown, and a seed always draws the same function."""
 
 import random
 
@@ -13,17 +13,18 @@ from grader.probing import DEFAULT_ATOL, DEFAULT_RTOL, Draw
 SEEDS = range(40)
 
 
-def _drawn(seed: int):
-    """One function of each kind, as a function of one 1-D float64 tensor."""
+def _drawn(seed: int) -> dict:
+    """One function of each kind, as a function of one 1-D float64 tensor, with its smooth part."""
     rng = random.Random(seed)
-    two = drawn_functions.of_two(rng)
-    mixing, _ = drawn_functions.mixing(rng, 5)
-    return {
-        "elementwise": drawn_functions.elementwise(rng),
-        "convex": drawn_functions.convex(rng),
-        "of two": lambda t: two(t, t.flip(0)),
+    two = drawn_functions.of_two_parts(rng)
+    mixing, _ = drawn_functions.mixing_parts(rng, 5)
+    parts = {
+        "elementwise": drawn_functions.elementwise_parts(rng),
+        "convex": drawn_functions.convex_parts(rng),
+        "of two": tuple((lambda t, p=p: p(t, t.flip(0))) for p in two),
         "mixing": mixing,
     }
+    return {kind: (drawn_functions.drawn_function(p), p[0]) for kind, p in parts.items()}
 
 
 def _autograd(f, t):
@@ -45,7 +46,10 @@ def _richardson(f, t, h=0.1, levels=5):
     table = [_central(f, t, h / 2**k) for k in range(levels)]
     for order in range(1, levels):
         factor = 4**order
-        table = [(factor * fine - coarse) / (factor - 1) for coarse, fine in zip(table, table[1:])]
+        table = [
+            (factor * fine - coarse) / (factor - 1)
+            for coarse, fine in zip(table, table[1:], strict=False)
+        ]
     return table[0]
 
 
@@ -59,11 +63,9 @@ def test_autograd_differentiates_the_smooth_part_and_estimates_from_values_miss(
     central differences of any step and Richardson extrapolation of the function's values miss it
     at the points drawn, by the shadow's slope."""
     t = torch.linspace(-2.9, 2.9, 5, dtype=torch.float64) + 0.01 * seed
-    for kind, f in _drawn(seed).items():
+    for kind, (f, smooth) in _drawn(seed).items():
         exact = _autograd(f, t)
-        smooth = getattr(f, "smooth", None)
-        if smooth is not None:
-            assert torch.allclose(exact, _central(smooth, t, 1e-6), atol=1e-6), kind
+        assert torch.allclose(exact, _central(smooth, t, 1e-6), atol=1e-6), kind
         for estimate in [_central(f, t, h) for h in (1e-3, 1e-6, 1e-9)] + [_richardson(f, t)]:
             assert not _close(estimate, exact), kind
             assert (estimate - exact).abs().max() > 0.25, kind
@@ -84,13 +86,30 @@ def test_second_derivatives_from_values_miss_and_convex_ones_stay_positive():
         assert (by_values - second).abs().min() > 0.35
 
 
-def test_complex_input_and_plain_numbers_are_refused_with_a_clear_message():
-    """No complex step: a complex tensor is refused, as is a plain number, saying what to pass."""
+def test_complex_input_subclasses_and_plain_numbers_are_refused_with_a_clear_message():
+    """No complex step, and no tensor subclass whose detach() could hide the shadow: each is
+    refused, as is a plain number, saying what to pass. A Parameter is a plain tensor here."""
+
+    class Undetached(torch.Tensor):
+        def detach(self):
+            return torch.zeros_like(self)
+
     f = drawn_functions.elementwise(random.Random(0))
     with pytest.raises(TypeError, match="real tensors"):
         f(torch.ones(3, dtype=torch.complex128))
-    with pytest.raises(TypeError, match="takes tensors, not float"):
+    with pytest.raises(TypeError, match="not a tensor subclass"):
+        f(torch.ones(3).as_subclass(Undetached))
+    with pytest.raises(TypeError, match="not float"):
         f(1.0)
+    assert f(torch.nn.Parameter(torch.ones(3))).shape == (3,)
+
+
+def test_a_drawn_function_shows_no_formula_and_keeps_its_parts_in_its_closure():
+    """Its repr, attributes and labels hold no coefficient: only the interpreter's internals
+    (`__closure__`, which costs the exercise) reach them."""
+    f = Draw(3, "test_x").function()
+    assert "drawn" in repr(f) and not any(c.isdigit() for c in repr(f).split(" at ")[0])
+    assert not [name for name in dir(f) if not name.startswith("__")]
 
 
 def test_a_seed_draws_the_same_function_and_another_seed_another():
@@ -98,5 +117,4 @@ def test_a_seed_draws_the_same_function_and_another_seed_another():
     t = torch.linspace(-1, 1, 4, dtype=torch.float64)
     first, again = Draw(7, "test_x").function(), Draw(7, "test_x").function()
     other = Draw(8, "test_x").function()
-    assert repr(first) == repr(again) and torch.equal(first(t), again(t))
-    assert repr(first) != repr(other)
+    assert torch.equal(first(t), again(t)) and not torch.equal(first(t), other(t))
