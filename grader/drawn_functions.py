@@ -11,8 +11,8 @@ than by reading the code:
 - its value carries a *shadow*: a smooth term of the inputs **detached** (lesson 7's `detach()`),
   so autograd's gradient leaves it out while every estimate made from values (finite differences
   of any order, Richardson extrapolation, fits) takes in its derivative, of order one.
-  Complex input is refused (no complex step), and so is a tensor subclass, whose `detach` could
-  be made to hide the shadow.
+  Complex input is refused (no complex step), and so are a tensor subclass and an active torch
+  function or dispatch mode, through which `detach` could be made to hide the shadow.
 
 The reference runs the solution on the same drawn function, so an answer that differentiates what
 it is handed with autograd (backward, torch.autograd.grad, torch.func) agrees with it.
@@ -35,6 +35,8 @@ def drawn_function(parts: Parts) -> Callable:
     smooth, shadow = parts
 
     def drawn(*inputs):
+        if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
+            raise TypeError("this function runs outside torch function and dispatch modes")
         for given in inputs:
             _refuse(given)
         return smooth(*inputs) + shadow(*(_DETACH(given) for given in inputs))

@@ -97,11 +97,23 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
             continue
         # the student's own definition, where there is one (a lesson cell may show another)
         own = answers.get(rule.function) or bindings[rule.function]
+        if _unanswered(own):
+            continue
         reads = _code_closure if rule.how == routes.AS_WRITTEN else _closure
         flag = routes.FLAGS[rule.how](reads(own, bindings))
         if flag:
             flags.setdefault(cell_of.get(id(own[-1]), rule.function), flag)
     return Reading(problems, flags)
+
+
+def _unanswered(statements: list[ast.AST]) -> bool:
+    """The released stub, `raise NotImplementedError(…)`: nothing to review, it earns nothing."""
+    return any(
+        isinstance(node, ast.Raise)
+        and "NotImplementedError" in ast.unparse(node.exc or ast.Constant(None))
+        for statement in statements
+        for node in ast.walk(statement)
+    )
 
 
 def _exercises(nb, mine: list[int], trees: dict, bindings: dict) -> dict[str, list[int]]:

@@ -26,11 +26,12 @@ INTERNAL_ATTRIBUTES = {
     # frames and code objects
     "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next",
     "gi_frame", "cr_frame", "ag_frame", "co_consts", "co_code", "co_names", "walk_stack",
-    "walk_tb", "curframe", "curframe_locals", "botframe",
+    "walk_tb", "cell_contents", "curframe", "curframe_locals", "botframe",
     # the interpreter's and torch's own machinery
     "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook", "meta_path",
     "path_hooks", "_C", "_execution_engine", "attrgetter", "methodcaller",
 }  # fmt: skip
+MODES = {"TorchFunctionMode", "TorchDispatchMode", "BaseTorchFunctionMode"}
 SYS_ATTRIBUTES = {"modules", "displayhook", "excepthook", "meta_path"}
 NAME_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
 MAGIC_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}  # what %magics become
@@ -67,6 +68,9 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
             modules = names if isinstance(node, ast.Import) else [node.module or ""]
             if isinstance(node, ast.ImportFrom) and node.module in {"grader", "torch"}:
                 modules = [f"{node.module}.{name}" for name in names]
+            imported = {a.name for a in node.names} & (INTERNAL_ATTRIBUTES | MODES)
+            if isinstance(node, ast.ImportFrom) and imported:
+                return f"imports {sorted(imported)[0]}"
             for module in modules:
                 top = module.split(".")[0]
                 if top in INTERNAL_MODULES:
@@ -85,6 +89,13 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
                 return f"calls {name}() with a computed name on torch"
             if name == "get_ipython" and not _runs_a_magic(tree, node):
                 return "uses the notebook's shell (get_ipython())"
+        elif isinstance(node, ast.Constant) and node.value in INTERNAL_ATTRIBUTES:
+            return f"names {node.value} in a string"
+        elif (
+            isinstance(node, ast.Attribute | ast.Name)
+            and (getattr(node, "attr", None) or getattr(node, "id", None)) in MODES
+        ):
+            return "uses a torch function or dispatch mode, which intercepts every torch call"
         elif isinstance(node, ast.Attribute) and node.attr in INTERNAL_ATTRIBUTES:
             return f"uses .{node.attr}"
         elif isinstance(node, ast.Attribute) and _private_torch(node, torch_names):

@@ -2,13 +2,13 @@
 
 Each function compares what the student's function returned, or left behind, with the values the
 test cell writes out; the cell calls the student's function itself (by hand or through autograd,
-as the exercise asks).
+as the exercise asks). The visible tests hand the answers the lesson's examples (the mean squared
+error, tanh, h**2 + 3*h); the hidden ones hand them functions drawn at random
+(`grader.drawn_functions`), and a check told `drawn=...` says so when the values are wrong.
 """
 
 import contextlib
 import math
-
-from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from grader.checks import (
     CheckFailed,
@@ -19,6 +19,43 @@ from grader.checks import (
     check_tracked_leaf,
     require,
 )
+
+DRAWN = (
+    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
+    "it is given with autograd. A formula typed for the example fits only the example."
+)
+
+
+def _check_values(actual, expected, name, *, atol, mistakes=None, drawn=None) -> None:
+    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("batch_gradients
+    a loss"), a word on why a formula for the example does not do."""
+    try:
+        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
+    except CheckFailed as failure:
+        if drawn is None or "has the wrong values" not in str(failure):
+            raise
+        raise CheckFailed(f"{failure}{DRAWN.format(given=drawn)}") from None
+
+
+class RowLimit:
+    """A batch loss, loss(w, x, y), that takes at most `rows` rows of x at a time, as when memory
+    allows no more; `shown`: how messages name it."""
+
+    def __init__(self, loss, rows: int, shown: str):
+        self._loss, self._rows, self._shown = loss, rows, shown
+
+    def __call__(self, w, x, y):
+        given = x.shape[0] if x.dim() > 1 else 1
+        if given > self._rows:
+            raise ValueError(
+                f"this loss takes at most {self._rows} rows at a time, but it was given {given}: "
+                "call it on one chunk at a time"
+            )
+        return self._loss(w, x, y)
+
+    def __repr__(self):
+        return self._shown
+
 
 SUMMED = "the loss is the sum of the squared errors, but the exercise asks for their mean."
 ADDED_UP = (
@@ -31,22 +68,27 @@ OVERWRITTEN = (
 )
 
 
-def check_batch_gradients(gradients, w, right, *, added_up, overwritten, summed) -> None:
-    """Check `gradients`, what batch_gradients(w, batches) returned, against `right` (one
+def check_batch_gradients(
+    gradients, w, right, *, added_up, overwritten, summed=None, drawn=None
+) -> None:
+    """Check `gradients`, what batch_gradients(w, batches, loss) returned, against `right` (one
     gradient per batch) and w.grad against the last of them, explaining the usual slips (each
-    keyword: one value per batch, None where that slip shows nothing)."""
+    keyword: one value per batch, None where that slip shows nothing; `drawn`: for whom the loss
+    was drawn at random, "batch_gradients a loss")."""
     require(
         isinstance(gradients, list) and len(gradients) == len(right),
-        "batch_gradients(w, batches) should return a list with one gradient per batch.",
+        "batch_gradients(w, batches, loss) should return a list with one gradient per batch.",
     )
+    summed = summed or [None] * len(right)
     for i, gradient in enumerate(gradients):
         mistakes = {ADDED_UP: added_up[i], OVERWRITTEN: overwritten[i], SUMMED: summed[i]}
-        check_tensor(
+        _check_values(
             gradient,
             right[i],
             f"the gradient of batch {i}",
             atol=1e-5,
             mistakes={why: value for why, value in mistakes.items() if value is not None},
+            drawn=drawn,
         )
     check_grad(w, right[-1], "w", atol=1e-5)
 
@@ -60,8 +102,8 @@ STALE = (
     "clear it (w.grad = None) at the start."
 )
 SUMMED_CHUNKS = (
-    "it is the gradient of the summed squared errors: use the mean over the full batch, "
-    "((x @ w - y) ** 2).mean(), as the exercise asks."
+    "it is the gradient of the summed losses of the rows: use the mean over the full batch, "
+    "as the exercise asks."
 )
 
 
@@ -84,7 +126,6 @@ def _unscaled(k: int) -> str:
 
 def check_accumulated_gradient(
     w,
-    calls,
     chunk_size: int,
     sizes: list[int],
     right,
@@ -93,33 +134,31 @@ def check_accumulated_gradient(
     unscaled,
     only_last,
     only_last_unscaled,
-    summed,
+    summed=None,
     stale=None,
+    drawn=None,
 ) -> None:
-    """Check that accumulated_gradient(w, x, y, chunk_size) called autograd once per chunk
-    (`calls`, `sizes`: the chunks' row counts) and left `right` in w.grad, explaining the usual
-    slips (each keyword: the value that slip leaves; `stale` None where w.grad held nothing)."""
+    """Check that accumulated_gradient(w, x, y, chunk_size, loss) left `right` in w.grad (`sizes`:
+    the chunks' row counts), explaining the usual slips (each keyword: the value that slip leaves;
+    `summed` None where it shows nothing, `stale` None where w.grad held nothing; `drawn`: for
+    whom the loss was drawn at random)."""
     k, rows = len(sizes), sum(sizes)
-    name = f"accumulated_gradient(w, x, y, chunk_size={chunk_size}) for {rows} rows"
-    require(
-        len(calls) == k,
-        f"{name} called autograd {len(calls)} time(s), but the exercise asks for one backward() "
-        f"per chunk: {rows} rows in chunks of {chunk_size} make {k} chunks, so {k} calls.",
-    )
+    name = f"accumulated_gradient(w, x, y, chunk_size={chunk_size}, loss) for {rows} rows"
     mistakes = {
         _by_count(k, sizes): by_count,
         _unscaled(k): unscaled,
         ONLY_LAST: only_last,
         ONLY_LAST + " (Then also scale each chunk's loss by its share.)": only_last_unscaled,
-        SUMMED_CHUNKS: summed,
     }
+    if summed is not None:
+        mistakes[SUMMED_CHUNKS] = summed
     if stale is not None:
         mistakes[STALE] = stale
     require(
         w.grad is not None,
         f"w.grad is None after {name}: call backward() on each chunk's loss.",
     )
-    check_tensor(w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes)
+    _check_values(w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes, drawn=drawn)
 
 
 FREED = (
@@ -164,16 +203,20 @@ def explain_graph_reuse():
         raise
 
 
-def check_fit_sequence(w, lr, start, right, *, unchanged, not_cleared, data: str = "") -> None:
-    """Check that w, after fit_sequence(w, xs, ys, lr) from w = `start`, is still a tracked leaf
-    holding `right`, explaining the usual slips (`data`: how the cell shows xs and ys)."""
+def check_fit_sequence(
+    w, lr, start, right, *, unchanged, not_cleared, data: str = "", drawn=None
+) -> None:
+    """Check that w, after fit_sequence(w, xs, ys, lr, cell) from w = `start`, is still a tracked
+    leaf holding `right`, explaining the usual slips (`data`: how the cell shows xs and ys;
+    `drawn`: for whom the cell was drawn at random)."""
     check_tracked_leaf(w, "w after fit_sequence")
-    check_tensor(
+    _check_values(
         w,
         right,
-        f"w after fit_sequence(w, xs, ys, lr={lr}) from w = {start}{data}",
+        f"w after fit_sequence(w, xs, ys, lr={lr}, cell) from w = {start}{data}",
         atol=1e-5,
         mistakes={UNCHANGED: unchanged, NOT_CLEARED: not_cleared},
+        drawn=drawn,
     )
 
 
@@ -187,20 +230,20 @@ OF_LEAF = (
 )
 ONE_PATH = (
     "it holds only the gradient along the path h ** 2: h also feeds into 3 * h, and autograd "
-    "adds the gradients of both paths."
+    "adds the gradients of both paths. Differentiate g(h) itself, the function you are given."
 )
 
 
-def check_hidden_gradient(gradient, right, *, of_leaf, one_path) -> None:
-    """Check `gradient`, what hidden_gradient(x) returned, against `right`, explaining the usual
-    slips (`of_leaf`, `one_path`: the values those slips give)."""
+def check_hidden_gradient(gradient, right, *, of_leaf, one_path=None, drawn=None) -> None:
+    """Check `gradient`, what hidden_gradient(x, g) returned, against `right`, explaining the
+    usual slips (`of_leaf`, `one_path`: the values those slips give, `one_path` for the example
+    g only; `drawn`: for whom g was drawn at random)."""
     require(gradient is not None, NOT_KEPT)
-    check_tensor(
-        gradient,
-        right,
-        "hidden_gradient(x)",
-        atol=1e-5,
-        mistakes={OF_LEAF: of_leaf, ONE_PATH: one_path},
+    mistakes = {OF_LEAF: of_leaf}
+    if one_path is not None:
+        mistakes[ONE_PATH] = one_path
+    _check_values(
+        gradient, right, "hidden_gradient(x, g)", atol=1e-5, mistakes=mistakes, drawn=drawn
     )
 
 
@@ -254,11 +297,6 @@ def check_df_and_grad_after_three(values, slopes, after_three) -> None:
         )
 
 
-OPTIMIZER_USED = (
-    "sgd_step ran a torch.optim optimizer's step(), but this exercise asks you to write the "
-    "step yourself: inside `with torch.no_grad():`, change each parameter in place, "
-    "p -= lr * p.grad, then clear p.grad."
-)
 NO_GRADIENT = (
     "A parameter that the loss did not use has p.grad = None: there is nothing to step with, "
     "so skip it (if p.grad is None: continue), as an optimizer does."
@@ -271,18 +309,13 @@ NOT_MOVED = (
 
 
 def run_sgd_step(sgd_step, params, lr, shown: str) -> None:
-    """Call sgd_step(params, lr); explain the usual errors; fail if an optimizer stepped
-    (`shown`: the parameters, as the messages name them)."""
-    stepped = []
-    handle = register_optimizer_step_pre_hook(lambda *args: stepped.append(True))
+    """Call sgd_step(params, lr); explain the usual errors (`shown`: the parameters, as the
+    messages name them)."""
     failure = None
     try:
         call(sgd_step, params, lr, name="sgd_step")
     except CheckFailed as error:
         failure = str(error)
-    finally:
-        handle.remove()
-    require(not stepped, OPTIMIZER_USED)
     require(
         failure is None or "in-place operation" not in failure,
         f"{failure}\nAutograd refuses to change a leaf that requires gradients in place while "

@@ -4,6 +4,9 @@
 The test cells call the student's function themselves (with `call_with_autograd` or
 `call_by_hand`, inside one of the `explaining_...` blocks below where an error needs a word of
 explanation) and hand what it returned to a check here, with the values the cell writes out.
+The visible tests use the lesson's examples; the hidden ones hand the answers functions drawn at
+random (`grader.drawn_functions`, `DrawnActivation`), and a check told `drawn=True` says so when
+the values are wrong.
 """
 
 import contextlib
@@ -11,21 +14,53 @@ import copy
 from types import SimpleNamespace
 
 import torch
+from torch import nn
 
-from grader.checks import CheckFailed, call, check_tensor, explained, optimizer_steps, require
+from grader.checks import CheckFailed, call, check_tensor, explained, require
+
+DRAWN = (
+    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
+    "it is given with autograd. A formula typed for the example fits only the example."
+)
+
+
+def _check_values(actual, expected, name, *, atol, mistakes=None, drawn=None, advice=None):
+    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("newton_step a
+    function f"), a word on why a formula for the example does not do (or `advice` instead)."""
+    try:
+        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
+    except CheckFailed as failure:
+        advice = advice or (DRAWN.format(given=drawn) if drawn else None)
+        if advice is None or "has the wrong values" not in str(failure):
+            raise
+        raise CheckFailed(f"{failure}{advice}") from None
+
+
+class DrawnActivation(nn.Module):
+    """An activation drawn at random: a drawn smooth function `f` (`grader.drawn_functions`) of
+    tanh(t), so that what it is given stays between -1 and 1."""
+
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, t):
+        return self.f(torch.tanh(t))
+
+    def extra_repr(self):
+        return "a drawn smooth function of tanh(t)"
+
 
 # Exercise 2 · Retrain the first layer only
 
 
 @contextlib.contextmanager
 def fine_tune_run(model):
-    """Around the call of fine_tune(model, ...): yield a record of the model as it was and of the
-    optimizer steps taken, and explain a loss that reaches no trainable parameter."""
-    run = SimpleNamespace(original=copy.deepcopy(model), stepped=[])
+    """Around the call of fine_tune(model, ...): yield a record of the model as it was, and
+    explain a loss that reaches no trainable parameter."""
+    run = SimpleNamespace(original=copy.deepcopy(model))
     try:
-        with optimizer_steps() as stepped:
-            run.stepped = stepped
-            yield run
+        yield run
     except CheckFailed as failure:
         if "does not require grad" not in str(failure):
             raise
@@ -37,9 +72,10 @@ def fine_tune_run(model):
         ) from None
 
 
-def check_fine_tuned(model, run, expected, stale, atol=1e-4) -> None:
+def check_fine_tuned(model, run, expected, stale, atol=1e-4, drawn=False) -> None:
     """Check the model after fine_tune: `expected` is the first layer's (weight, bias) after
-    plain SGD with the rest fixed, `stale` the same when earlier gradients are never cleared."""
+    plain SGD with the rest fixed, `stale` the same when earlier gradients are never cleared;
+    `drawn`: the model's activations were drawn at random."""
     original = run.original
     for name, p in model[0].named_parameters():
         require(
@@ -62,15 +98,16 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4) -> None:
             )
             require(
                 torch.equal(p, original[index].get_parameter(name)),
-                f"{where} changed: a frozen layer must keep its values. Give the optimizer only "
-                "the parameters that still train.",
+                f"{where} changed: a frozen layer must keep its values. Update only the "
+                "parameters that still train (give the optimizer only those).",
             )
     for (name, p), want, old in zip(model[0].named_parameters(), expected, stale, strict=False):
-        check_tensor(
+        _check_values(
             p,
             want,
             f"model[0].{name} after fine_tune",
             atol=atol,
+            drawn="fine_tune a model whose activations were" if drawn else None,
             mistakes={
                 "the gradients of earlier steps were added in: clear them at every step "
                 "with optimizer.zero_grad().": old,
@@ -80,12 +117,6 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4) -> None:
                 ),
             },
         )
-    require(
-        bool(run.stepped),
-        "fine_tune trained the first layer without an optimizer, but this exercise asks for "
-        "one: build torch.optim.SGD(..., lr=lr) over the parameters that train, and call "
-        "optimizer.step() after each backward().",
-    )
 
 
 # Exercise 4 · Look at the gradients in the middle of training
@@ -106,9 +137,10 @@ def keeping_grads(model):
         yield saved
 
 
-def check_trainable_gradients(model, result, saved, expected) -> None:
+def check_trainable_gradients(model, result, saved, expected, drawn=False) -> None:
     """Check trainable_gradients' result against `expected` ({name: gradient} for the
-    parameters that require gradients), and that every .grad is still as `saved`."""
+    parameters that require gradients), and that every .grad is still as `saved`; `drawn`: the
+    model's activations were drawn at random."""
     require(
         isinstance(result, list | tuple),
         f"trainable_gradients returned a {type(result).__name__}; it should return a list with "
@@ -130,8 +162,13 @@ def check_trainable_gradients(model, result, saved, expected) -> None:
                     "it is the new gradient added to what .grad held: backward() adds to "
                     ".grad. Use torch.autograd.grad, which returns the gradient instead."
                 ] = saved[name] + expected[name]
-            check_tensor(
-                result[name], expected[name], f"the gradient of {name}", atol=1e-4, mistakes=stale
+            _check_values(
+                result[name],
+                expected[name],
+                f"the gradient of {name}",
+                atol=1e-4,
+                mistakes=stale,
+                drawn="trainable_gradients a model whose activations were" if drawn else None,
             )
         unchanged = (
             p.grad is None
@@ -198,10 +235,10 @@ def explaining_newton_errors():
         yield
 
 
-def check_newton(result, x, expected, d1, d2, text, formula=None) -> None:
+def check_newton(result, x, expected, d1, d2, text, formula=None, drawn=False) -> None:
     """Check newton_step(f, x)'s result against `expected`; `d1`, `d2`: f' and f'' at x;
     `formula`: the f'' a formula gives there, for an f whose backward defines its own
-    derivative."""
+    derivative; `drawn`: f was drawn at random."""
     known = {}
     if formula is not None:
         known[
@@ -209,11 +246,19 @@ def check_newton(result, x, expected, d1, d2, text, formula=None) -> None:
             "differences of f), but this f tells autograd its own derivative. Differentiate "
             "twice with autograd: torch.autograd.grad with create_graph=True, then again."
         ] = x - d1 / formula
-    check_tensor(
+    _check_values(
         result,
         expected,
         f"newton_step({text}, x)",
         atol=1e-4,
+        drawn="newton_step a function f" if drawn else None,
+        advice=(
+            "\nThis f is a custom Function that tells autograd its own derivative: "
+            "differentiate it with autograd. A formula typed for the example fits only the "
+            "example."
+        )
+        if formula is not None
+        else None,
         mistakes=known
         | {
             "that is a gradient-descent step, x - f'(x). Newton's step divides f'(x) by f''(x).": x
@@ -237,39 +282,34 @@ _CLIPPING = {
     "clamped": "each entry of the gradient into h was clamped to [-max_norm, max_norm], as in "
     "section 5: scale the whole gradient by max_norm / its length instead, so that its "
     "direction stays.",
-    "x": "the gradient of x was clipped, not the gradient flowing into h: register the hook "
-    "on h = x ** 3.",
+    "x": "the gradient of x was clipped, not the gradient flowing into h: clip the gradient "
+    "into h = x ** 3 (a hook on h does it), before it reaches x.",
     "stretched": "the gradient into h was scaled to length max_norm although it was shorter: "
     "a gradient no longer than max_norm must pass unchanged (scale it by at most 1).",
 }
 
 
-def check_clipped(x, loss, hooked, expected_loss, expected_grad, wrong) -> None:
-    """Check clipped_gradient(x, max_norm)'s loss and x.grad (`wrong`: x.grad after each typical
-    mistake, by name), and that it registered a hook (`hooked`, from watch_hooks)."""
+def check_clipped(x, loss, expected_loss, expected_grad, wrong, drawn=False) -> None:
+    """Check clipped_gradient(x, max_norm, g)'s loss and x.grad (`wrong`: x.grad after each
+    typical mistake, by name); `drawn`: g was drawn at random."""
     require(
         isinstance(loss, float) or (isinstance(loss, torch.Tensor) and loss.numel() == 1),
         f"clipped_gradient should return the loss, but it returned {loss!r}.",
     )
     value = float(loss.detach()) if isinstance(loss, torch.Tensor) else float(loss)
     require(
-        abs(value - expected_loss) <= 1e-4 * max(1.0, expected_loss),
-        f"clipped_gradient returned the loss {value:.6g}, but 0.5 * sum((x**3)**2) is "
-        f"{expected_loss:.6g}: the forward value changed. Clip the gradient with a hook on h, "
+        abs(value - expected_loss) <= 1e-4 * max(1.0, abs(expected_loss)),
+        f"clipped_gradient returned the loss {value:.6g}, but g(x**3).sum() is "
+        f"{expected_loss:.6g}: the forward value changed. Clip the gradient flowing into h, "
         "not h itself.",
     )
-    check_tensor(
+    _check_values(
         x.grad,
         expected_grad,
         "x.grad",
         atol=1e-3,
         mistakes={_CLIPPING[key]: grad for key, grad in wrong.items()},
-    )
-    require(
-        bool(hooked),
-        "clipped_gradient registered no hook, but this exercise asks you to clip the "
-        "gradient with a hook: call h.register_hook(...) with a function that returns the "
-        "clipped gradient, before loss.backward().",
+        drawn="clipped_gradient a function g" if drawn else None,
     )
 
 
@@ -297,19 +337,21 @@ def explaining_inplace_errors():
         raise CheckFailed(message) from None
 
 
-def check_softplus(gradient, x, expected, atol=1e-4) -> None:
-    """Check softplus_grad(x)'s result against `expected`."""
-    check_tensor(
+def check_softplus(gradient, expected, hidden_change, atol=1e-4, drawn=False) -> None:
+    """Check softplus_grad(x, g)'s result against `expected`; `hidden_change`: what it returns
+    when y.data is changed in place, so that exp()'s backward uses 1 + exp(x) for exp(x);
+    `drawn`: g was drawn at random."""
+    _check_values(
         gradient,
         expected,
-        "softplus_grad(x)",
+        "softplus_grad(x, g)",
         atol=atol,
         mistakes={
-            "all ones, a silently wrong gradient: y.data += 1 hides the change from autograd, "
-            "and exp()'s backward then used the changed y. Make a new tensor: y = x.exp() + 1.": (
-                torch.ones_like(x)
-            ),
+            "a silently wrong gradient (all ones for g = torch.log): y.data += 1 hides the "
+            "change from autograd, and exp()'s backward then used the changed y. Make a new "
+            "tensor: y = x.exp() + 1.": hidden_change,
         },
+        drawn="softplus_grad a function g" if drawn else None,
     )
 
 
@@ -374,20 +416,22 @@ def explaining_vmap_errors():
         yield
 
 
-def check_per_sample(result, w, expected, wrong) -> None:
-    """Check per_sample_grads(w, xs, ys)'s result against `expected` (row i: the gradient of
-    example i's loss with respect to w); `wrong`: the result of each typical mistake, by name."""
+def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
+    """Check per_sample_grads(w, xs, ys, loss)'s result against `expected` (row i: the gradient
+    of example i's loss with respect to w); `wrong`: the result of each typical mistake, by name;
+    `drawn`: the loss was drawn at random."""
     require(
         not isinstance(result, torch.Tensor) or tuple(result.shape) != tuple(w.shape),
         "per_sample_grads returned one gradient for the whole batch, the gradient of the "
         "summed (or mean) loss: return one row per example, the gradient of that example's "
         "loss alone.",
     )
-    check_tensor(
+    _check_values(
         result,
         expected,
-        "per_sample_grads(w, xs, ys)",
+        "per_sample_grads(w, xs, ys, loss)",
         atol=1e-4,
+        drawn="per_sample_grads a loss" if drawn else None,
         mistakes={
             "row i holds the sum of the gradients of examples 0 to i: backward() adds to "
             "w.grad, so clear it before each example (or use torch.autograd.grad).": wrong[
