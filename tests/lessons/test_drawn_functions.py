@@ -102,6 +102,7 @@ def test_complex_input_subclasses_and_plain_numbers_are_refused_with_a_clear_mes
     with pytest.raises(TypeError, match="not float"):
         f(1.0)
     assert f(torch.nn.Parameter(torch.ones(3))).shape == (3,)
+    assert torch.equal(f(t=torch.ones(3)), f(torch.ones(3)))  # called by a name of the student's
 
 
 def test_a_drawn_function_shows_no_formula_and_keeps_its_parts_in_its_closure():
