@@ -69,9 +69,14 @@ class Draw:
         """One of the options."""
         return self._random.choice(list(options))
 
-    def graph(self, *, leaves: int = 3, size: int = 3, steps: int = 6) -> RandomGraph:
-        """A random graph with shared nodes and paths of different lengths (`random_graphs`)."""
-        return random_graph(self._random, leaves=leaves, size=size, steps=steps)
+    def graph(
+        self, *, leaves: int = 3, size: int = 3, steps: int = 6, hand_only: bool = False
+    ) -> RandomGraph:
+        """A random graph with shared nodes and paths of different lengths (`random_graphs`);
+        `hand_only`: one whose gradients only a backward run by hand through its nodes gets."""
+        return random_graph(
+            self._random, leaves=leaves, size=size, steps=steps, hand_only=hand_only
+        )
 
     def function(self) -> Callable:
         """A smooth elementwise function f(t) with a shadow autograd does not see

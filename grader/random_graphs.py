@@ -1,7 +1,16 @@
 """Random computation graphs for the graph exercises: shared nodes, paths of different lengths,
-nodes used twice by one operation, and nodes with several outputs."""
+nodes used twice by one operation, and nodes with several outputs.
+
+For the exercises that ask for a backward pass run by hand, through the graph's nodes and without
+`backward()` or `torch.autograd.grad`, a graph can be made *hand only*: every tensor it makes
+passes through a step node that hands a gradient on unchanged when an answer calls the node
+itself, and adds a drawn offset when torch's engine calls it (`torch._C._current_graph_task_id`,
+taken at import, says whether the engine is running). So the engine's gradients are wrong on such
+a graph, by construction, and only a walk that calls the nodes gets the reference's numbers.
+"""
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -13,6 +22,30 @@ UNARY = {
     "scale": lambda t: 0.5 * t,
 }
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}
+_ENGINE_TASK = torch._C._current_graph_task_id  # -1 unless torch's engine is running a backward
+
+
+def _call_by_hand(node, *grads):
+    """What calling a built-in node does: its backward on these gradients."""
+    return node.apply(*grads)
+
+
+def hand_only_step(rng: random.Random) -> Callable[[torch.Tensor], torch.Tensor]:
+    """An identity whose node passes a gradient on unchanged when called by hand, and adds an
+    offset drawn from `rng` (0.5 to 1.5 in size) when the engine calls it."""
+    offset = rng.choice([-1, 1]) * rng.uniform(0.5, 1.5)
+
+    class Step(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, tensor):
+            return tensor.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad if _ENGINE_TASK() < 0 else grad + offset
+
+    Step._backward_cls.__call__ = _call_by_hand  # callable like a built-in node
+    return Step.apply
 
 
 @dataclass
@@ -25,7 +58,9 @@ class RandomGraph:
     formula: str  # how the output was computed, one step per line, for messages
 
 
-def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: int = 6):
+def random_graph(
+    rng: random.Random, *, leaves: int = 3, size: int = 3, steps: int = 6, hand_only: bool = False
+):
     """A graph of `steps` random operations on `leaves` leaf vectors of `size` elements.
 
     The operations form a chain: each takes the node made just before it and, for a two-input
@@ -39,8 +74,12 @@ def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: i
     operation, once more in the chain, and reaches it along a short path before the long one
     (its term comes first).
 
+    With `hand_only`, every intermediate and the output pass through a `hand_only_step` (so
+    `tensor.grad_fn` is that step's node), and only a backward run by hand gets the gradients.
+
     Everything is drawn from `rng`: the same seed gives the same graph.
     """
+    through = (lambda t: hand_only_step(rng)(t)) if hand_only else (lambda t: t)
     if steps < leaves:
         raise ValueError(f"a graph of {leaves} leaves needs {leaves} steps or more, not {steps}")
     tensors = [
@@ -52,6 +91,7 @@ def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: i
     made, made_names, lines = [], [], []
 
     def keep(tensor, *, full=True):
+        tensor = through(tensor)
         name = f"h{len(made)}"
         made.append(tensor)
         made_names.append(name)
@@ -68,6 +108,7 @@ def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: i
             cut = rng.randint(1, size - 1)
             first, second = torch.split(nodes[previous], [cut, size - cut])
             a, b = keep(first, full=False), keep(second, full=False)
+            first, second = made[-2:]
             lines.append(f"{a}, {b} = split({names[previous]}, [{cut}, {size - cut}])")
             name = keep(torch.cat([second, first * first]))
             lines.append(f"{name} = cat({b}, {a} * {a})")
@@ -93,6 +134,6 @@ def random_graph(rng: random.Random, *, leaves: int = 3, size: int = 3, steps: i
             lines.append(f"{name} = {op}({', '.join(pair_names)})")
         previous = len(nodes) - 1
     h0 = made[0]
-    output = (h0 * h0 + nodes[-1] + sum(tensors)).sum()
+    output = through((h0 * h0 + nodes[-1] + sum(tensors)).sum())
     lines.append(f"output = (h0 * h0 + {names[-1]} + {' + '.join(names[:leaves])}).sum()")
     return RandomGraph(tensors, made, output, "\n".join(lines))

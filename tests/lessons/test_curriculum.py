@@ -97,6 +97,8 @@ def test_exercises_are_graded_as_worded(lesson):
                 assert not signals, f"{grade_id}: a score rests on values, not on {signals}"
             rules = declarations.declared(probes, "HOW").get(grade_id, {}).values()
             assert any("using autograd" in r for r in rules), f"{grade_id}: declare it in HOW"
+        if re.search(r"\*\*without\*\* (calling )?`backward\(\)`", text):  # the engine by hand
+            assert "hand_only=True" in probe, f"{grade_id}: hand it a hand-only graph"
 
 
 def test_predictions_are_self_checks_with_a_run_and_compare_cell(lesson):

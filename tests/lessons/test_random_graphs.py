@@ -108,3 +108,57 @@ def test_the_same_seed_gives_the_same_graph():
     assert first.formula == second.formula
     assert torch.equal(first.output, second.output)
     assert [len(h) for h in first.intermediates] == [len(h) for h in second.intermediates]
+
+
+def _walk_by_hand(output) -> None:
+    """Lesson 6's manual_backward: the nodes called in a topological order (Kahn's)."""
+    waiting = {node: len(feeding) for node, feeding in _consumers(output).items()}
+    received, ready = {output.grad_fn: {0: torch.ones_like(output)}}, [output.grad_fn]
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grads = received.pop(node)
+            results = node(*[grads.get(i) for i in range(max(grads) + 1)])
+            results = (results,) if isinstance(results, torch.Tensor) else results
+            for (child, index), grad in zip(node.next_functions, results):
+                if child is None:
+                    continue
+                if grad is not None:
+                    kept = received.setdefault(child, {})
+                    kept[index] = kept[index] + grad if index in kept else grad
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    ready.append(child)
+
+
+def test_a_hand_only_graph_gives_its_gradients_to_a_walk_by_hand_and_not_to_the_engine(
+    monkeypatch,
+):
+    """Over 100 seeds: calling the nodes by hand gives the true gradients (the engine's, with the
+    steps' offsets switched off), and backward() misses them at some leaf by 0.5 or more."""
+    for seed in range(100):
+        by_hand = random_graph(random.Random(seed), hand_only=True)
+        _walk_by_hand(by_hand.output)
+        by_engine = random_graph(random.Random(seed), hand_only=True)
+        by_engine.output.backward()
+        with monkeypatch.context() as patched:
+            patched.setattr("grader.random_graphs._ENGINE_TASK", lambda: -1)
+            truth = random_graph(random.Random(seed), hand_only=True)
+            truth.output.backward()
+        for walked, true in zip(by_hand.leaves, truth.leaves):
+            assert torch.allclose(walked.grad, true.grad, atol=1e-5), seed
+        missed = max((e.grad - t.grad).abs().max() for e, t in zip(by_engine.leaves, truth.leaves))
+        assert missed > 0.5, seed
+
+
+def test_a_hand_only_graph_steps_after_every_tensor_it_makes_and_changes_no_value():
+    """Each intermediate and the output come out of a step node, callable like a built-in one,
+    which hands the step's input the same values."""
+    for seed in range(20):
+        graph = random_graph(random.Random(seed), hand_only=True)
+        for made in [*graph.intermediates, graph.output]:
+            assert type(made.grad_fn).__name__ == "StepBackward", seed
+            (before, _), = made.grad_fn.next_functions
+            with torch.no_grad():
+                assert torch.equal(made.grad_fn(torch.ones_like(made)), torch.ones_like(made))
+            assert before is not None
