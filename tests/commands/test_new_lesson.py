@@ -66,34 +66,34 @@ def _exercise(heading: str, text: str, answer: tuple[str, str], test: tuple[str,
     ]
 
 
-SQUARE_GRAD = '''\
-def square_grad(x):
-    """Return the gradient of (x**2).sum() at x, computed by autograd."""
+SUM_GRAD = '''\
+def sum_grad(f, x):
+    """Return the gradient of f(x).sum() at x, computed by autograd."""
     ### BEGIN SOLUTION
     x = x.detach().clone().requires_grad_()
-    (x**2).sum().backward()
+    f(x).sum().backward()
     return x.grad
     ### END SOLUTION'''
 
-TEST_SQUARE_GRAD = '''\
-"""Check that square_grad(x) returns the gradient of (x**2).sum(), 2x, from autograd."""
+TEST_SUM_GRAD = '''\
+"""Check that sum_grad(f, x) returns the gradient of f(x).sum() from autograd: 2x for a square."""
 from grader.checks import call_with_autograd, check_tensor
 
 _x = torch.tensor([1.0, -2.0, 3.0])
-_result = call_with_autograd(square_grad, _x, name="square_grad")
+_result = call_with_autograd(sum_grad, lambda t: t**2, _x, name="sum_grad")
 check_tensor(
     _result,
     [2.0, -4.0, 6.0],
-    "square_grad(tensor([1., -2., 3.]))",
+    "sum_grad(lambda t: t**2, tensor([1., -2., 3.]))",
     mistakes={
-        "that is x**2, the value, not its gradient. Return the .grad of x.": [1.0, 4.0, 9.0],
-        "it is all ones: that is the gradient of x.sum(). Square x first.": [1.0, 1.0, 1.0],
+        "that is f(x), the value, not its gradient. Return the .grad of x.": [1.0, 4.0, 9.0],
+        "it is all ones: that is the gradient of x.sum(). Apply f first.": [1.0, 1.0, 1.0],
     },
 )
 ### BEGIN HIDDEN TESTS
 _x = torch.randn(2, 3, dtype=torch.float64)
-_result = call_with_autograd(square_grad, _x, name="square_grad")
-check_tensor(_result, 2 * _x, "square_grad(x) for a random x")
+_result = call_with_autograd(sum_grad, torch.sin, _x, name="sum_grad")
+check_tensor(_result, torch.cos(_x), "sum_grad(torch.sin, x) for a random x")
 ### END HIDDEN TESTS'''
 
 BY_HAND = '''\
@@ -124,25 +124,25 @@ _result = call_by_hand(square_grad_by_hand, _x, name="square_grad_by_hand")
 check_tensor(_result, 2 * _x, "square_grad_by_hand(x) for a random x")
 ### END HIDDEN TESTS'''
 
-MEAN_SQUARE_GRAD = '''\
-def mean_square_grad(x):
-    """Return the gradient of (x**2).mean() at x, computed by autograd."""
+MEAN_GRAD = '''\
+def mean_grad(f, x):
+    """Return the gradient of f(x).mean() at x, computed by autograd."""
     ### BEGIN SOLUTION
     x = x.detach().clone().requires_grad_()
-    (x**2).mean().backward()
+    f(x).mean().backward()
     return x.grad
     ### END SOLUTION'''
 
-TEST_MEAN_SQUARE_GRAD = '''\
-"""Check that mean_square_grad(x) returns 2x / x.numel(), from autograd."""
+TEST_MEAN_GRAD = '''\
+"""Check that mean_grad(f, x) returns the gradient of f(x).mean(), from autograd."""
 from grader.checks import call_with_autograd, check_tensor
 
 _x = torch.tensor([1.0, -2.0, 3.0])
-_result = call_with_autograd(mean_square_grad, _x, name="mean_square_grad")
+_result = call_with_autograd(mean_grad, lambda t: t**2, _x, name="mean_grad")
 check_tensor(
     _result,
     [2.0 / 3, -4.0 / 3, 2.0],
-    "mean_square_grad(tensor([1., -2., 3.]))",
+    "mean_grad(lambda t: t**2, tensor([1., -2., 3.]))",
     mistakes={
         "it is 3 times too large: that is the gradient of the sum. The mean divides by the"
         " number of elements of x, and so does its gradient.": [2.0, -4.0, 6.0],
@@ -150,8 +150,8 @@ check_tensor(
 )
 ### BEGIN HIDDEN TESTS
 _x = torch.randn(2, 5, dtype=torch.float64)
-_result = call_with_autograd(mean_square_grad, _x, name="mean_square_grad")
-check_tensor(_result, 2 * _x / 10, "mean_square_grad(x) for a random x")
+_result = call_with_autograd(mean_grad, torch.sin, _x, name="mean_grad")
+check_tensor(_result, torch.cos(_x) / 10, "mean_grad(torch.sin, x) for a random x")
 ### END HIDDEN TESTS'''
 
 
@@ -177,28 +177,30 @@ def lesson_notebook() -> nbformat.NotebookNode:
         code("(x**2).backward()", metadata={"tags": ["raises-exception"]}),
         md("## Exercises\n\nWrite your answer where it says `YOUR CODE HERE`, then run the test."),
         *_exercise(
-            "Exercise 1 · The gradient of a square, using autograd",
-            "Write `square_grad(x)`: using autograd, it returns the gradient of `(x**2).sum()` "
-            "at the tensor `x`.",
-            ("square_grad", SQUARE_GRAD),
-            ("test_square_grad", TEST_SQUARE_GRAD),
+            "Exercise 1 · The gradient of a sum, using autograd",
+            "Write `sum_grad(f, x)`: using autograd, it returns the gradient of `f(x).sum()` at "
+            "the tensor `x`, for an elementwise function `f` such as `lambda t: t**2`.",
+            ("sum_grad", SUM_GRAD),
+            ("test_sum_grad", TEST_SUM_GRAD),
         ),
         *_exercise(
-            "Exercise 2 · The same gradient by hand",
-            "Write `square_grad_by_hand(x)`: the same gradient, by hand, from its formula.",
+            "Exercise 2 · The gradient of a square by hand",
+            "Write `square_grad_by_hand(x)`: the gradient of `(x**2).sum()` at `x`, by hand, "
+            "from its formula.",
             ("square_grad_by_hand", BY_HAND),
             ("test_square_grad_by_hand", TEST_BY_HAND),
         ),
         *_exercise(
-            "Exercise 3 · The gradient of a mean square",
-            "Write `mean_square_grad(x)`: using autograd, it returns the gradient of "
-            "`(x**2).mean()` at `x`, whatever the shape of `x`.",
-            ("mean_square_grad", MEAN_SQUARE_GRAD),
-            ("test_mean_square_grad", TEST_MEAN_SQUARE_GRAD),
+            "Exercise 3 · The gradient of a mean",
+            "Write `mean_grad(f, x)`: using autograd, it returns the gradient of `f(x).mean()` "
+            "at `x`, whatever the shape of `x`.",
+            ("mean_grad", MEAN_GRAD),
+            ("test_mean_grad", TEST_MEAN_GRAD),
         ),
         md(
             "## Summary\n\n- `backward()` on a scalar fills the `.grad` of each tracked leaf.\n"
-            "- The gradient of $\\sum_i x_i^2$ is $2x$; of the mean, $2x/n$.\n\n"
+            "- The gradient of $\\sum_i f(x_i)$ is $f'(x)$, $2x$ for a square; of the mean, "
+            "$f'(x)/n$.\n\n"
             "Next: lesson 9."
         ),
     ]
@@ -290,27 +292,27 @@ def test_check_passes_the_new_lesson(kit):
 SUBMISSIONS = {  # student: (answer cells' sources by grade id, expected score by test cell)
     "right": (  # right, in other styles than the solution
         {
-            "square_grad": "def square_grad(x):\n    leaf = x.detach().requires_grad_(True)\n"
-            "    (g,) = torch.autograd.grad((leaf * leaf).sum(), leaf)\n    return g\n",
+            "sum_grad": "def sum_grad(f, x):\n    leaf = x.detach().requires_grad_(True)\n"
+            "    (g,) = torch.autograd.grad(f(leaf).sum(), leaf)\n    return g\n",
             "square_grad_by_hand": "def square_grad_by_hand(x):\n    return x + x\n",
-            "mean_square_grad": "def mean_square_grad(x):\n    leaf = x.clone().requires_grad_()\n"
-            "    (leaf**2).mean().backward()\n    return leaf.grad\n",
+            "mean_grad": "def mean_grad(f, x):\n    leaf = x.clone().requires_grad_()\n"
+            "    f(leaf).mean().backward()\n    return leaf.grad\n",
         },
-        {"test_square_grad": 2, "test_square_grad_by_hand": 2, "test_mean_square_grad": 2},
+        {"test_sum_grad": 2, "test_square_grad_by_hand": 2, "test_mean_grad": 2},
     ),
-    "wrong": (  # a formula where autograd is asked for; a mean right only for 3 elements
+    "wrong": (  # the example's formula where autograd is asked for; a mean right only for 3
         {
-            "square_grad": "def square_grad(x):\n    return 2 * x\n",
+            "sum_grad": "def sum_grad(f, x):\n    return 2 * x\n",
             "square_grad_by_hand": "def square_grad_by_hand(x):\n    return 2 * x\n",
-            "mean_square_grad": "def mean_square_grad(x):\n"
+            "mean_grad": "def mean_grad(f, x):\n"
             "    x = x.detach().clone().requires_grad_()\n"
-            "    ((x**2).sum() / 3).backward()\n    return x.grad\n",
+            "    (f(x).sum() / 3).backward()\n    return x.grad\n",
         },
-        {"test_square_grad": 0, "test_square_grad_by_hand": 2, "test_mean_square_grad": 0},
+        {"test_sum_grad": 0, "test_square_grad_by_hand": 2, "test_mean_grad": 0},
     ),
     "untouched": (
         {},
-        {"test_square_grad": 0, "test_square_grad_by_hand": 0, "test_mean_square_grad": 0},
+        {"test_sum_grad": 0, "test_square_grad_by_hand": 0, "test_mean_grad": 0},
     ),
 }
 
@@ -318,8 +320,8 @@ SUBMISSIONS = {  # student: (answer cells' sources by grade id, expected score b
 def test_a_course_made_before_the_lesson_grades_it_right(kit, tmp_path):
     """`grader autograde` enters the new lesson in the gradebook of a course made before it
     existed, and grades submissions of its released notebook by their answers: right in other
-    styles earns every point; a formula where autograd is asked for, and a mean right only at
-    the example's size, earn nothing; the untouched notebook nothing. The export says the
+    styles earns every point; the example's formula where autograd is asked for, and a mean right
+    only at the example's size, earn nothing; the untouched notebook nothing. The export says the
     verdicts are judged outside the submission (the lesson has probes)."""
     released = kit.root / "notebooks" / LESSON / f"{LESSON}.ipynb"
     for student, (answers, _) in SUBMISSIONS.items():

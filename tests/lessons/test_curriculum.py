@@ -59,12 +59,6 @@ def _is_prediction(text: str) -> bool:
 # By-hand work that is no formula of its inputs, whose rule the reading only flags: a gradient
 # summed back to a shape, a finite-difference estimate of a function handed in, the backward of a
 # torch.autograd.Function (probed through the node it makes).
-# The kit's own lessons, whose using-autograd exercises differentiate what is drawn at grading time.
-KIT_LESSONS = {
-    "01_tensors_and_requires_grad", "02_grad_fn_and_the_graph", "03_backward_and_scalar_outputs",
-    "04_retain_graph_and_accumulation", "05_gradients_at_work", "06_backward_by_hand",
-    "07_stopping_and_shaping_gradients",
-}  # fmt: skip
 # What a submission's own process says about how it worked: it can measure and forge these.
 IN_PROCESS_SIGNALS = (
     "autograd_called(", "counted(", "watch_autograd(", "curvature_reaching(", "optimizer_steps(",
@@ -91,10 +85,9 @@ def test_exercises_are_graded_as_worded(lesson):
             assert formula or grade_id in BY_HAND_NO_FORMULA, f"{grade_id}: declare it in BY_HAND"
         if "using autograd" in text.lower():
             assert "call_with_autograd(" in test.source, grade_id
-            if lesson in KIT_LESSONS:  # an instructor's own lesson is not held to it (yet)
-                assert re.search(r"draw\.\w*function", probe), f"{grade_id}: hand it a drawn one"
-                signals = [s for s in IN_PROCESS_SIGNALS if s in probe]
-                assert not signals, f"{grade_id}: a score rests on values, not on {signals}"
+            assert re.search(r"draw\.\w*function", probe), f"{grade_id}: hand it a drawn one"
+            signals = [s for s in IN_PROCESS_SIGNALS if s in probe]
+            assert not signals, f"{grade_id}: a score rests on values, not on {signals}"
             rules = declarations.declared(probes, "HOW").get(grade_id, {}).values()
             assert any("using autograd" in r for r in rules), f"{grade_id}: declare it in HOW"
         if re.search(r"\*\*without\*\* (calling )?`backward\(\)`", text):  # the engine by hand
