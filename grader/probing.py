@@ -16,16 +16,9 @@ from collections.abc import Callable
 
 import numpy
 import torch
-from torch.autograd.function import BackwardCFunction
-from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from grader import drawn_functions
-from grader.autograd_use import (
-    gradients_reaching,
-    scaled_gradients,
-    watch_autograd,
-    watch_hooks,
-)
+from grader.autograd_use import watch_autograd
 from grader.random_graphs import RandomGraph, random_graph
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
@@ -148,76 +141,6 @@ def by_hand(fn, *args):
     raises, and the probe records that error instead of a value."""
     with watch_autograd(forbid=True):
         return fn(*args)
-
-
-def autograd_called(fn, *args) -> tuple:
-    """`fn(*args)` and whether it called autograd (backward or torch.autograd.grad).
-
-    The call runs with autograd's gradients scaled (`scaled_gradients`), as the solution's does
-    in the reference: a result that does not come from autograd no longer matches.
-    """
-    with scaled_gradients(), watch_autograd() as calls:
-        result = fn(*args)
-    return result, bool(calls)
-
-
-def optimizer_steps(fn, *args) -> tuple:
-    """`fn(*args)` and how many steps torch.optim optimizers took during the call."""
-    stepped = []
-    handle = register_optimizer_step_post_hook(lambda optimizer, a, k: stepped.append(optimizer))
-    try:
-        result = fn(*args)
-    finally:
-        handle.remove()
-    return result, len(stepped)
-
-
-def hooks_registered(fn, *args) -> tuple:
-    """`fn(*args)` and how many hooks it registered on tensors (`Tensor.register_hook`)."""
-    with watch_hooks() as hooked:
-        result = fn(*args)
-    return result, len(hooked)
-
-
-def as_written(fn, *args) -> tuple:
-    """`fn(*args)`, and whether it wrote any of its own gradient: registered a hook, or built a
-    node of a `torch.autograd.Function` into the graph of what it returns. The judge reads the
-    same rule from the answer's source (`how.AS_WRITTEN`)."""
-    with watch_hooks() as hooked:
-        result = fn(*args)
-    nodes, seen = [getattr(result, "grad_fn", None)], set()
-    while nodes:
-        node = nodes.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if isinstance(node, BackwardCFunction):
-            return result, True
-        nodes += [parent for parent, _ in node.next_functions]
-    return result, bool(hooked)
-
-
-def counted(fn) -> tuple:
-    """A function that calls `fn`, and the list each of its calls adds to: how many times an
-    answer calls a function it is given. The judge also reads that count from the answer's
-    source, where the probe hands it `counted` (`grader.judging.call_counts`)."""
-    calls = []
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return fn(*args, **kwargs)
-
-    return counting, calls
-
-
-def shares_of_gradients(fn, leaf, *args) -> list:
-    """`fn(leaf, *args)`, keeping each gradient that reaches `leaf` (one per autograd call that
-    reaches it, through backward() or torch.autograd.grad alike), as a share of their sum: what
-    each call contributed, whatever common factor an answer scales them by."""
-    with gradients_reaching(leaf) as reached:
-        fn(leaf, *args)
-    total = torch.linalg.vector_norm(sum(reached)) if reached else 0
-    return [gradient / total for gradient in reached] if total else reached
 
 
 def raised_messages(*actions) -> set[str]:

@@ -120,7 +120,7 @@ def _walk_by_hand(output) -> None:
             grads = received.pop(node)
             results = node(*[grads.get(i) for i in range(max(grads) + 1)])
             results = (results,) if isinstance(results, torch.Tensor) else results
-            for (child, index), grad in zip(node.next_functions, results):
+            for (child, index), grad in zip(node.next_functions, results, strict=True):
                 if child is None:
                     continue
                 if grad is not None:
@@ -145,9 +145,12 @@ def test_a_hand_only_graph_gives_its_gradients_to_a_walk_by_hand_and_not_to_the_
             patched.setattr("grader.random_graphs._ENGINE_TASK", lambda: -1)
             truth = random_graph(random.Random(seed), hand_only=True)
             truth.output.backward()
-        for walked, true in zip(by_hand.leaves, truth.leaves):
+        for walked, true in zip(by_hand.leaves, truth.leaves, strict=True):
             assert torch.allclose(walked.grad, true.grad, atol=1e-5), seed
-        missed = max((e.grad - t.grad).abs().max() for e, t in zip(by_engine.leaves, truth.leaves))
+        missed = max(
+            (e.grad - t.grad).abs().max()
+            for e, t in zip(by_engine.leaves, truth.leaves, strict=True)
+        )
         assert missed > 0.5, seed
 
 
@@ -158,7 +161,7 @@ def test_a_hand_only_graph_steps_after_every_tensor_it_makes_and_changes_no_valu
         graph = random_graph(random.Random(seed), hand_only=True)
         for made in [*graph.intermediates, graph.output]:
             assert type(made.grad_fn).__name__ == "StepBackward", seed
-            (before, _), = made.grad_fn.next_functions
+            ((before, _),) = made.grad_fn.next_functions
             with torch.no_grad():
                 assert torch.equal(made.grad_fn(torch.ones_like(made)), torch.ones_like(made))
             assert before is not None
