@@ -59,8 +59,9 @@ def explain_non_scalar_backward():
     except CheckFailed as failure:
         if "only for scalar outputs" in str(failure):
             raise CheckFailed(
-                f"{failure}\nThat is the bug to fix: errors holds one value per data point. "
-                "Call backward() on errors.sum(), or pass backward() one weight per error."
+                f"{failure}\nThat is the bug to fix: errors holds one value per data point, "
+                "and backward() starts only from a scalar unless it is told how to weigh each "
+                "element (sections 2, 3 and 7 of this lesson)."
             ) from None
         raise
 
@@ -121,11 +122,10 @@ def check_weighted_grads(pair, f, *, g1, g2, ones) -> None:
         f"g2 {where}",
         atol=1e-5,
         mistakes={
-            "it holds both gradients added together. backward() adds to x.grad: call "
-            "x.grad.zero_() (or set x.grad = None) between the two backward() calls.": right1
-            + right2,
-            "it is the gradient for weights of all ones (or of z.sum()). Pass the weights to "
-            "backward: z.backward(v2).": ones,
+            "it holds both gradients added together: backward() adds to what x.grad already "
+            "holds, so the second call added to the first.": right1 + right2,
+            "it is the gradient for weights of all ones (or of z.sum()): v2 was not used as "
+            "the weights (section 7).": ones,
         },
     )
     check_tensor(
@@ -135,9 +135,9 @@ def check_weighted_grads(pair, f, *, g1, g2, ones) -> None:
         atol=1e-5,
         mistakes={
             "it equals the second gradient: you returned x.grad itself, and zero_() and the "
-            "second backward() changed it in place. Keep a copy: x.grad.clone().": right2,
-            "it is the gradient for weights of all ones (or of z.sum()). Pass the weights to "
-            "backward: z.backward(v1).": ones,
+            "second backward() changed that same tensor in place.": right2,
+            "it is the gradient for weights of all ones (or of z.sum()): v1 was not used as "
+            "the weights (section 7).": ones,
         },
     )
 

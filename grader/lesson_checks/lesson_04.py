@@ -63,8 +63,8 @@ ADDED_UP = (
     "accumulate: clear w.grad before each backward()."
 )
 OVERWRITTEN = (
-    "it equals the gradient of the last batch: zero_() changed the tensor you stored. "
-    "Store a copy, w.grad.clone()."
+    "it equals the gradient of the last batch: zero_() changed the tensor you stored, in place "
+    "(section 5)."
 )
 
 
@@ -162,13 +162,15 @@ def check_accumulated_gradient(
 
 
 FREED = (
-    "The state s carries the graph of the step before, which that step's backward() freed. "
-    "Use only its value in the next step: s.detach()."
+    "The state s carries the graph of the step before, whose saved tensors that step's "
+    "backward() freed, so this step's backward() goes back into it. The next step needs the "
+    "state's value, not its history (sections 7 and 10)."
 )
 MODIFIED = (
     "retain_graph=True keeps the old steps' graphs, but optimizer.step() has changed w in place "
     "since they were recorded, so autograd cannot go back through them. Do not go back into "
-    "earlier steps at all: use the carried state as a constant, s.detach()."
+    "earlier steps at all: the carried state should reach the next step as a constant "
+    "(section 10)."
 )
 CUT = (
     "the loss no longer depends on w through anything autograd recorded: detach only the state "
@@ -221,12 +223,13 @@ def check_fit_sequence(
 
 
 NOT_KEPT = (
-    "hidden_gradient returned None: h is not a leaf, so backward() does not fill h.grad. "
-    "Call h.retain_grad() before loss.backward()."
+    "hidden_gradient returned None: h is not a leaf, and backward() fills .grad only for "
+    "leaves unless it is asked to keep another tensor's gradient before it runs (section 9)."
 )
 OF_LEAF = (
     "that is x.grad, the gradient with respect to the leaf x: by the chain rule it is the "
-    "gradient with respect to h times 1 - tanh(x) ** 2. Use h.retain_grad() and return h.grad."
+    "gradient with respect to h times 1 - tanh(x) ** 2. The exercise asks for the gradient with "
+    "respect to h itself (section 9)."
 )
 ONE_PATH = (
     "it holds only the gradient along the path h ** 2: h also feeds into 3 * h, and autograd "
@@ -344,6 +347,6 @@ def check_sgd_step(
     for name, p in [("w", w), ("b", b)]:
         require(
             p.grad is None or not p.grad.any(),
-            f"sgd_step left {name}.grad = {p.grad}: clear it (p.grad = None or p.grad.zero_()), "
-            "as optimizer.zero_grad() does, or the next backward() adds to it.",
+            f"sgd_step left {name}.grad = {p.grad}: the exercise asks for it cleared, as "
+            "optimizer.zero_grad() does, or the next backward() adds to it (section 5).",
         )

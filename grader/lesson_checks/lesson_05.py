@@ -221,10 +221,10 @@ def check_partials(result, f: Counted, xs, ys, calls, label: str, right, *, even
 
 PILED_UP = (
     "Gradients accumulate: each backward() adds to x.grad, so every step used the sum of all "
-    "gradients so far. Zero x.grad (x.grad.zero_()) after each update."
+    "gradients so far (section 5)."
 )
-UPHILL = "x walked uphill. Step against the slope: x -= lr * x.grad."
-STILL = "x never moved: subtract lr * x.grad from x at every step."
+UPHILL = "x walked uphill: each step went along the slope, not against it (section 3)."
+STILL = "x never moved: no step changed it (section 3)."
 
 
 @contextlib.contextmanager
@@ -241,8 +241,9 @@ def explaining_descent_errors():
             ) from None
         if "NoneType" in text:
             raise CheckFailed(
-                f"{text}\nx.grad was None at a later step: `x = x - lr * x.grad` makes a new, "
-                "non-leaf x. Update the leaf in place under torch.no_grad(): x -= lr * x.grad."
+                f"{text}\nx.grad was None at a later step: the update made a new tensor x, "
+                "computed from the old one, which is no leaf, so backward() does not fill its "
+                ".grad. Change the leaf itself, unrecorded (section 4)."
             ) from None
         raise
 
@@ -284,10 +285,7 @@ FORWARD_DIFFERENCE = (
     "(f(x + h e_i) - f(x - h e_i)) / (2h)."
 )
 TWICE = "it is twice the right value: the two points are 2h apart, so divide by 2 * h."
-PRECEDENCE = (
-    "it is h**2 times the right value: `/ 2 * h` divides by 2 and then multiplies by h. "
-    "Write / (2 * h), with the parentheses."
-)
+PRECEDENCE = "it is h**2 times the right value: `/ 2 * h` divides by 2 and then multiplies by h."
 ALL_AT_ONCE = (
     "every element holds the same number: you nudged all of x at once (x + h). Nudge one "
     "element at a time, leaving the others as they are."

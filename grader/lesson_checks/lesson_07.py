@@ -88,8 +88,8 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4, drawn=False) -> Non
             where = f"model[{index}].{name}"
             require(
                 not p.requires_grad,
-                f"{where}.requires_grad is still True after fine_tune: freeze every layer but "
-                "the first, with model[1:].requires_grad_(False) (or on each of them).",
+                f"{where}.requires_grad is still True after fine_tune: every layer but the "
+                "first should be frozen (section 2).",
             )
             require(
                 p.grad is None,
@@ -160,7 +160,7 @@ def check_trainable_gradients(model, result, saved, expected, drawn=False) -> No
             if saved[name] is not None:
                 stale[
                     "it is the new gradient added to what .grad held: backward() adds to "
-                    ".grad. Use torch.autograd.grad, which returns the gradient instead."
+                    ".grad, and the exercise asks to leave .grad alone (section 4)."
                 ] = saved[name] + expected[name]
             _check_values(
                 result[name],
@@ -263,13 +263,11 @@ def check_newton(result, x, expected, d1, d2, text, formula=None, drawn=False) -
         | {
             "that is a gradient-descent step, x - f'(x). Newton's step divides f'(x) by f''(x).": x
             - d1,
-            "that is the step f'(x) / f''(x) alone: subtract it from x.": d1 / d2,
-            "the sign is flipped: x_new = x - f'(x) / f''(x).": x + d1 / d2,
-            "f''(x) / f'(x) is upside down: the step is f'(x) / f''(x).": x - d2 / d1,
+            "that is the step f'(x) / f''(x) alone, not the new x.": d1 / d2,
+            "the sign is flipped: the step went uphill.": x + d1 / d2,
+            "the quotient is upside down: f''(x) / f'(x).": x - d2 / d1,
             "the second derivative came out as f' + f'': backward() added it to the first one "
-            "already in x.grad. Use torch.autograd.grad, or clear x.grad in between.": (
-                x - d1 / (d1 + d2)
-            ),
+            "already in x.grad (section 4).": (x - d1 / (d1 + d2)),
         },
     )
 
@@ -326,13 +324,13 @@ def explaining_inplace_errors():
         if "modified by an inplace operation" in message:
             message = (
                 "softplus_grad still raises 'modified by an inplace operation': exp() saved "
-                "its output y for the way back, and y is still changed in place (y += 1, also "
-                "under no_grad()). Make a new tensor instead: y = x.exp() + 1."
+                "its output for the way back, and that tensor is still changed in place (under "
+                "no_grad() too). Read section 6 on what a node saves."
             )
         elif "does not require grad" in message:
             message += (
                 "\nThe loss no longer depends on the tracked x: a detach() (or no_grad()) cut "
-                "the graph. Make a new tensor instead: y = x.exp() + 1."
+                "the graph, so there is nothing to differentiate (sections 1 and 3)."
             )
         raise CheckFailed(message) from None
 
@@ -347,9 +345,9 @@ def check_softplus(gradient, expected, hidden_change, atol=1e-4, drawn=False) ->
         "softplus_grad(x, g)",
         atol=atol,
         mistakes={
-            "a silently wrong gradient (all ones for g = torch.log): y.data += 1 hides the "
-            "change from autograd, and exp()'s backward then used the changed y. Make a new "
-            "tensor: y = x.exp() + 1.": hidden_change,
+            "a silently wrong gradient (all ones for g = torch.log): changing .data hides the "
+            "change from autograd, and exp()'s backward then used the changed output "
+            "(section 6).": hidden_change,
         },
         drawn="softplus_grad a function g" if drawn else None,
     )
@@ -410,8 +408,8 @@ def explaining_vmap_errors():
     """Around the call of per_sample_grads: explain vmap's in_dims for the shared w."""
     with explained(
         "vmap",
-        "w is shared by every example and has no batch dimension: give it in_dims None, and 0 "
-        "to xs and ys.",
+        "vmap was told to split an argument that has no batch dimension: w is shared by every "
+        "example, xs and ys hold one example per row (section 9, in_dims).",
     ):
         yield
 

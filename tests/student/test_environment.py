@@ -10,6 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import nbformat
 import tomllib
 import yaml
 from packaging.requirements import Requirement
@@ -135,3 +136,32 @@ def test_the_package_needs_no_python_newer_than_310():
     command = [Path(sys.executable).with_name("vermin"), "--no-tips", "--violations", "-t=3.10-"]
     found = subprocess.run([*command, "--eval-annotations", *paths], capture_output=True, text=True)
     assert found.returncode == 0, found.stdout
+
+
+def _as_python(line: str) -> str:
+    """An IPython `%magic` or `!command` line as `pass` (it is not Python); others unchanged."""
+    code = line.lstrip()
+    return line[: len(line) - len(code)] + "pass" if code.startswith(("%", "!")) else line
+
+
+def _cells_as_modules(folder: Path) -> list[Path]:
+    """Each lesson notebook's code, one module per notebook."""
+    modules = []
+    for notebook in sorted(REPO_ROOT.glob("solutions/*/*.ipynb")):
+        cells = nbformat.read(notebook, as_version=4).cells
+        code = [c.source for c in cells if c.cell_type == "code"]
+        lines = [_as_python(line) for line in "\n\n".join(code).splitlines()]
+        module = folder / f"{notebook.stem}.py"
+        module.write_text("\n".join(lines) + "\n")
+        modules.append(module)
+    return modules
+
+
+def test_the_lessons_need_no_python_newer_than_310(tmp_path):
+    """vermin reads every lesson's code (lesson cells, solutions and tests) for syntax and
+    standard library newer than Python 3.10: a student may run the notebooks there."""
+    modules = _cells_as_modules(tmp_path)
+    assert len(modules) >= 7
+    command = [Path(sys.executable).with_name("vermin"), "--no-tips", "--violations", "-t=3.10-"]
+    found = subprocess.run([*command, *modules], capture_output=True, text=True)
+    assert found.returncode == 0 and "error:" not in found.stdout, found.stdout
