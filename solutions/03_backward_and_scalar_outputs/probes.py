@@ -56,7 +56,9 @@ def test_weighted_grads(student, observe, draw):
 
 
 def test_unbroadcast(student, observe, draw):
-    cases = [((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3, 4), (3, 1))]
+    # leading dimensions added: one, none, one, two, all three (to a 0-d tensor)
+    cases = [((2, 3), (3,)), ((2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (4,))]
+    cases.append(((3, 2, 2), ()))
     for _ in range(5):
         shape = tuple(draw.choice([1, 2, 3]) for _ in range(draw.integer(0, 3)))
         lead = tuple(draw.integer(2, 4) for _ in range(draw.integer(0, 2)))

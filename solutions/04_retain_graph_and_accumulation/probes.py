@@ -48,17 +48,18 @@ def test_batch_gradients(student, observe, draw):
 
 
 def test_accumulated_gradient(student, observe, draw):
-    size = draw.integer(2, 4)
-    n = size * draw.integer(1, 3) + draw.integer(1, size - 1)  # a shorter last chunk
-    w = _uniform(draw, 3).requires_grad_()
-    x, y = _uniform(draw, n, 3), _uniform(draw, n)
-    w.grad = _uniform(draw, 3)
-    # The loss takes at most `size` rows at a time: only chunks reach it.
-    loss = RowLimit(_mean_loss(draw.function()), size, "a loss drawn at grading time")
-    student.accumulated_gradient(w, x, y, size, loss)
-    shown = f"accumulated_gradient(w, x, y, chunk_size={size}, loss) for {n} rows"
-    observe(f"w.grad after {shown}, for a loss drawn at grading time", w.grad)
-    observe(f"w after {shown}", w)
+    for old in ("an old gradient", "None"):  # as the wording says w.grad may be
+        size = draw.integer(2, 4)
+        n = size * draw.integer(1, 3) + draw.integer(1, size - 1)  # a shorter last chunk
+        w = _uniform(draw, 3).requires_grad_()
+        x, y = _uniform(draw, n, 3), _uniform(draw, n)
+        w.grad = _uniform(draw, 3) if old != "None" else None
+        # The loss takes at most `size` rows at a time: only chunks reach it.
+        loss = RowLimit(_mean_loss(draw.function()), size, "a loss drawn at grading time")
+        student.accumulated_gradient(w, x, y, size, loss)
+        shown = f"accumulated_gradient(w, x, y, chunk_size={size}, loss) for {n} rows"
+        observe(f"w.grad after {shown}, w.grad {old} before, for a drawn loss", w.grad)
+        observe(f"w after {shown}", w)
 
 
 def test_twice_error(student, observe, draw):
