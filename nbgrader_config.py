@@ -39,3 +39,9 @@ use_safe_feedback(c)
 from grader.safe_output.autograded import use_inert_autograded  # noqa: E402
 
 use_inert_autograded(c)
+
+# `nbgrader validate` prints each failed test's message first, whole, and what the test checks,
+# not its source (as the students' Validate button and `python -m grader.validation` do).
+from grader.student_lab import use_message_first_validation  # noqa: E402
+
+use_message_first_validation(c)

@@ -1,17 +1,20 @@
-"""The student's Validate button: nbgrader's, with each failed test shown by what it checks.
+"""The student's Validate button: nbgrader's, with each failed test shown by what it checks
+(and `nbgrader validate` on the command line likewise, `use_message_first_validation`).
 
 nbgrader's dialog shows a failed test cell's whole source above its message, so a student reads
 forty lines of checks before the one line that says what to do. Here a failed cell is shown by
 its docstring (or first line) alone; the message follows at once.
 """
 
-import ast
-
 from jupyter_server.utils import url_path_join
+from nbconvert.filters import strip_ansi
 from nbgrader.server_extensions.validate_assignment.handlers import (
     NbGraderVersionHandler,
     ValidateAssignmentHandler,
 )
+from nbgrader.validator import Validator
+
+from grader.validation import what_it_checks
 
 
 class ValidateHandler(ValidateAssignmentHandler):
@@ -25,20 +28,18 @@ class ValidateHandler(ValidateAssignmentHandler):
         return output
 
 
-def what_it_checks(source: str) -> str:
-    """A test cell's docstring, or its first line, followed by an ellipsis when cut."""
-    try:
-        summary = ast.get_docstring(ast.parse(source))
-    except (
-        SyntaxError,
-        ValueError,
-        RecursionError,
-        MemoryError,
-    ):  # the cell as the student left it
-        summary = None
-    lines = source.strip().splitlines()
-    summary = summary or (lines[0] if lines else "")
-    return summary if summary == source.strip() else f"{summary} (…)"
+def _print_error(self, source: str, error: str) -> None:
+    """nbgrader's `Validator._print_error` on the command line: the message first and whole
+    (nbgrader cuts each line at 90 columns), then what the test checks, not its source."""
+    self.stream.write("\n" + "=" * self.width + "\n")
+    self.stream.write(strip_ansi(error).strip().removeprefix("CheckFailed: ") + "\n")
+    self.stream.write(f"   (the test that checks: {' '.join(what_it_checks(source).split())})\n")
+
+
+def use_message_first_validation(c) -> None:
+    """`nbgrader validate` in the repository lists each failed test as the Validate button does
+    (called from nbgrader_config.py, which every nbgrader command reads)."""
+    Validator._print_error = _print_error
 
 
 def _jupyter_server_extension_points():

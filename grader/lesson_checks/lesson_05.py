@@ -13,6 +13,7 @@ from torch.autograd.function import BackwardCFunction
 
 from grader.autograd_use import watch_autograd
 from grader.checks import (
+    RUN_ABOVE,
     CheckFailed,
     advise,
     call,
@@ -52,6 +53,11 @@ def scaled_square_to_test(namespace: dict):
     if "scaled_square" in namespace:
         return namespace["scaled_square"]
     function = namespace.get("ScaledSquare")
+    require(
+        function is not None,
+        "Neither scaled_square nor ScaledSquare is defined: the answer cell above has not run "
+        f"to its end (an error there stopped it, or it was not run). {RUN_ABOVE}",
+    )
     require(
         isinstance(function, type) and issubclass(function, torch.autograd.Function),
         "scaled_square is not defined, and ScaledSquare is not a class derived from "

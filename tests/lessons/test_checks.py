@@ -323,3 +323,16 @@ def test_optimizer_steps_counts_steps_of_any_torch_optimizer():
     assert stepped == [sgd, adam, sgd]
     sgd.step()
     assert len(stepped) == 3
+
+
+def test_an_answer_cell_that_did_not_run_to_its_end_is_named_not_blamed():
+    """Lesson 5's test of ScaledSquare, when neither name is defined (the answer cell stopped at
+    an error after a restart), says the cell has not run and which cells to run, not that the
+    class is wrong; a class of the wrong kind is still told so."""
+    from grader.lesson_checks.lesson_05 import scaled_square_to_test
+
+    with pytest.raises(CheckFailed, match="has not run\\s+to its end") as told:
+        scaled_square_to_test({})
+    assert "Run the cells above this one first" in str(told.value)
+    with pytest.raises(CheckFailed, match="not a class derived from"):
+        scaled_square_to_test({"ScaledSquare": object})

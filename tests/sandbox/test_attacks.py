@@ -377,6 +377,10 @@ def test_the_grading_process_environment_never_reaches_a_submission(run):
         and SECRET in path.read_text(errors="replace")
     ]
     assert leaked == []
+    student = STUDENT["environment_of_the_grader_printed"]
+    printed = run.course.root / "autograded" / student / LESSON
+    # what it does see is what stock nbgrader's autograde sets: a notebook can tell it is graded
+    assert "'NBGRADER_EXECUTION': 'autograde'" in (printed / f"{LESSON}.ipynb").read_text()
 
 
 def _hidden_test_lines() -> set[str]:

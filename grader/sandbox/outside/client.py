@@ -89,6 +89,7 @@ class SandboxProcess:
         env = {
             **{k: os.environ[k] for k in SAFE_ENVIRONMENT if k in os.environ},
             "OMP_NUM_THREADS": "1",
+            "NBGRADER_EXECUTION": "autograde",  # as stock nbgrader's autograde sets it
             "PYTHONDONTWRITEBYTECODE": "1",
             # The grader that runs this, also where it is not the installed one (a checkout):
             # the sandbox sees its package folder only.
