@@ -11,8 +11,10 @@ than by reading the code:
 - its value carries a *shadow*: a smooth term of the inputs **detached** (lesson 7's `detach()`),
   so autograd's gradient leaves it out while every estimate made from values (finite differences
   of any order, Richardson extrapolation, fits) takes in its derivative, of order one.
-  Complex input is refused (no complex step), and so are a tensor subclass and an active torch
-  function or dispatch mode, through which `detach` could be made to hide the shadow.
+  Complex input is refused (no complex step), and so are a tensor subclass, an active torch
+  function or dispatch mode, and a kernel registered with `torch.library` for an operator it runs
+  (torch's dispatcher tables, compared with what they held at import), through any of which
+  `detach` could be made to hide the shadow.
 
 The reference runs the solution on the same drawn function, so an answer that differentiates what
 it is handed with autograd (backward, torch.autograd.grad, torch.func) agrees with it.
@@ -29,7 +31,42 @@ SHOWN = "a function drawn at grading time"  # how labels name one: its formula i
 # detach) through a name the reading does not know cannot reach the shadow or the sum
 _DETACH, _ADD, _MUL = torch.Tensor.detach, torch.add, torch.mul
 _MATMUL, _CUMSUM = torch.matmul, torch.cumsum
+_DISPATCH_DUMP = torch._C._dispatch_dump
 _ACCEPTED = (torch.Tensor, torch.nn.Parameter)
+
+
+def _operators_run() -> tuple[str, ...]:
+    """The operators every kind of drawn function runs, recorded once, at import: each builder
+    below, for seeds that draw every kind of term, on float32 and float64 inputs."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = {"aten::detach"}
+
+    class Recording(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.add(func.name())
+            return func(*args, **(kwargs or {}))
+
+    rng = random.Random(0)
+    inputs = [
+        [torch.rand(3, dtype=dtype, requires_grad=True) for _ in range(2)]
+        for dtype in (torch.float32, torch.float64)
+    ]
+    with Recording():
+        for _ in range(40):
+            for x, y in inputs:
+                for smooth, shadow in (elementwise_parts(rng), convex_parts(rng)):
+                    _ADD(smooth(x), shadow(_DETACH(x)))
+                smooth, shadow = of_two_parts(rng)
+                _ADD(smooth(x, y), shadow(_DETACH(x), _DETACH(y)))
+                (smooth, shadow), _ = mixing_parts(rng, 3)
+                _ADD(smooth(x), shadow(_DETACH(x)))
+    return tuple(sorted(seen))
+
+
+def _kernels(operators: tuple[str, ...]) -> tuple[str, ...]:
+    """Where each operator's kernels were registered, as torch's dispatcher lists them."""
+    return tuple(_DISPATCH_DUMP(name) for name in operators)
 
 
 def drawn_function(parts: Parts) -> Callable:
@@ -41,6 +78,11 @@ def drawn_function(parts: Parts) -> Callable:
         inputs = (*inputs, *named.values())  # f(t=x): whatever the student calls its input
         if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
             raise TypeError("this function runs outside torch function and dispatch modes")
+        if _kernels(_OPERATORS) != _KERNELS:
+            raise TypeError(
+                "this function runs only on torch's own kernels, not on ones "
+                "registered with torch.library"
+            )
         for given in inputs:
             _refuse(given)
         return _ADD(smooth(*inputs), shadow(*(_DETACH(given) for given in inputs)))
@@ -156,3 +198,7 @@ def mixing(rng: random.Random, size: int) -> tuple[Callable, int]:
     """f(t) for a 1-D t of `size` elements, whose outputs mix its inputs; and their number."""
     parts, outputs = mixing_parts(rng, size)
     return drawn_function(parts), outputs
+
+
+_OPERATORS = _operators_run()
+_KERNELS = _kernels(_OPERATORS)  # before any submission runs: torch's own

@@ -4,9 +4,12 @@ nodes used twice by one operation, and nodes with several outputs.
 For the exercises that ask for a backward pass run by hand, through the graph's nodes and without
 `backward()` or `torch.autograd.grad`, a graph can be made *hand only*: every tensor it makes
 passes through a step node that hands a gradient on unchanged when an answer calls the node
-itself, and adds a drawn offset when torch's engine calls it (`torch._C._current_graph_task_id`,
-taken at import, says whether the engine is running). So the engine's gradients are wrong on such
-a graph, by construction, and only a walk that calls the nodes gets the reference's numbers.
+itself, and scales it and adds an offset, both drawn, when torch's engine calls it
+(`torch._C._current_graph_task_id`, taken at import, says whether the engine is running). So the
+engine's gradients are wrong on such a graph, by construction, and no mix of engine runs undoes
+it: what the engine returns is linear in the gradient it starts from, but with every step's
+scale applied along every path (runs from several starting gradients, subtracted, remove the
+offsets and keep the scales). Only a walk that calls the nodes gets the reference's numbers.
 """
 
 import random
@@ -31,8 +34,10 @@ def _call_by_hand(node, *grads):
 
 
 def hand_only_step(rng: random.Random) -> Callable[[torch.Tensor], torch.Tensor]:
-    """An identity whose node passes a gradient on unchanged when called by hand, and adds an
-    offset drawn from `rng` (0.5 to 1.5 in size) when the engine calls it."""
+    """An identity whose node passes a gradient on unchanged when called by hand, and, when the
+    engine calls it, scales it by 1.3 to 1.7 or 0.3 to 0.7 and adds an offset of 0.5 to 1.5 in
+    size, drawn from `rng`."""
+    scale = 1 + rng.choice([-1, 1]) * rng.uniform(0.3, 0.7)
     offset = rng.choice([-1, 1]) * rng.uniform(0.5, 1.5)
 
     class Step(torch.autograd.Function):
@@ -42,7 +47,7 @@ def hand_only_step(rng: random.Random) -> Callable[[torch.Tensor], torch.Tensor]
 
         @staticmethod
         def backward(ctx, grad):
-            return grad if _ENGINE_TASK() < 0 else grad + offset
+            return grad if _ENGINE_TASK() < 0 else grad * scale + offset
 
     Step._backward_cls.__call__ = _call_by_hand  # callable like a built-in node
     return Step.apply

@@ -32,6 +32,9 @@ INTERNAL_ATTRIBUTES = {
     "path_hooks", "_C", "_execution_engine", "attrgetter", "methodcaller",
 }  # fmt: skip
 MODES = {"TorchFunctionMode", "TorchDispatchMode", "BaseTorchFunctionMode"}
+# torch.library registers kernels that replace torch's own operators (a `detach` that returns
+# zeros, say): no answer needs it, and it changes how torch computes for everything after it
+TORCH_MACHINERY = {"library", "Library"}
 SYS_ATTRIBUTES = {"modules", "displayhook", "excepthook", "meta_path"}
 NAME_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
 MAGIC_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}  # what %magics become
@@ -77,6 +80,8 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
                     return f"imports {module}"
                 if top == "torch" and any(part.startswith("_") for part in module.split(".")):
                     return f"imports torch's private {module}"
+                if top == "torch" and set(module.split(".")) & TORCH_MACHINERY:
+                    return f"imports {module}, which replaces torch's own operators"
                 if top == "grader" and module != "grader.checks":
                     return f"imports {module}"
         elif isinstance(node, ast.Name) and node.id in NAME_BUILTINS and id(node) not in called:
@@ -98,6 +103,9 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
             return "uses a torch function or dispatch mode, which intercepts every torch call"
         elif isinstance(node, ast.Attribute) and node.attr in INTERNAL_ATTRIBUTES:
             return f"uses .{node.attr}"
+        elif isinstance(node, ast.Attribute) and node.attr in TORCH_MACHINERY:
+            if root_name(node) in torch_names:
+                return f"uses {ast.unparse(node)}, which replaces torch's own operators"
         elif isinstance(node, ast.Attribute) and _private_torch(node, torch_names):
             return f"uses torch's private {ast.unparse(node)}"
         elif isinstance(node, ast.Attribute) and node.attr in SYS_ATTRIBUTES:

@@ -45,7 +45,12 @@ class RowLimit:
         self._loss, self._rows, self._shown = loss, rows, shown
 
     def __call__(self, w, x, y):
-        given = x.shape[0] if x.dim() > 1 else 1
+        if x.dim() != 2 or y.dim() != 1:
+            raise ValueError(
+                f"this loss takes x of shape (rows, features) and y of shape (rows,), but it was "
+                f"given x of shape {tuple(x.shape)} and y of shape {tuple(y.shape)}"
+            )
+        given = max(x.shape[0], y.shape[0])
         if given > self._rows:
             raise ValueError(
                 f"this loss takes at most {self._rows} rows at a time, but it was given {given}: "

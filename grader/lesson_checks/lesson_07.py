@@ -197,11 +197,17 @@ class _Slope(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
 
     @staticmethod
     def backward(ctx, grad):
         (t,) = ctx.saved_tensors
         return grad * (6 * t + 1)
+
+    @staticmethod
+    def jvp(ctx, tangent):  # forward mode (torch.func.jvp, jacfwd, hessian) is told the same
+        (t,) = ctx.saved_tensors
+        return tangent * (6 * t + 1)
 
 
 class Cube(torch.autograd.Function):
@@ -216,11 +222,17 @@ class Cube(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
 
     @staticmethod
     def backward(ctx, grad):
         (t,) = ctx.saved_tensors
         return grad * _Slope.apply(t)
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        (t,) = ctx.saved_tensors
+        return tangent * _Slope.apply(t)
 
 
 @contextlib.contextmanager
@@ -243,8 +255,8 @@ def check_newton(result, x, expected, d1, d2, text, formula=None, drawn=False) -
     if formula is not None:
         known[
             "that is the Newton step with the second derivative of the formula (or finite "
-            "differences of f), but this f tells autograd its own derivative. Differentiate "
-            "twice with autograd: torch.autograd.grad with create_graph=True, then again."
+            "differences of f), but this f tells autograd its own derivative: both derivatives "
+            "must come from autograd (section 4)."
         ] = x - d1 / formula
     _check_values(
         result,

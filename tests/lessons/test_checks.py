@@ -336,3 +336,21 @@ def test_an_answer_cell_that_did_not_run_to_its_end_is_named_not_blamed():
     assert "Run the cells above this one first" in str(told.value)
     with pytest.raises(CheckFailed, match="not a class derived from"):
         scaled_square_to_test({"ScaledSquare": object})
+
+
+def test_a_not_implemented_error_from_inside_a_written_answer_is_not_called_unwritten():
+    """Only the released stub (or a bare NotImplementedError) means "not written yet"; one that
+    torch raises inside a written answer (a custom Function without a jvp under forward mode,
+    say) is shown as what it is."""
+
+    def stub(x):
+        raise NotImplementedError("Not written yet: replace this line with your answer.")
+
+    def written(x):
+        raise NotImplementedError("You must implement the jvp function for custom Function")
+
+    with pytest.raises(CheckFailed, match="f is not written yet"):
+        call(stub, 1.0, name="f")
+    with pytest.raises(CheckFailed, match="raised NotImplementedError: You must implement") as e:
+        call(written, 1.0, name="f")
+    assert "not written yet" not in str(e.value)

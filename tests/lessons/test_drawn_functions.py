@@ -119,3 +119,17 @@ def test_a_seed_draws_the_same_function_and_another_seed_another():
     first, again = Draw(7, "test_x").function(), Draw(7, "test_x").function()
     other = Draw(8, "test_x").function()
     assert torch.equal(first(t), again(t)) and not torch.equal(first(t), other(t))
+
+
+def test_a_kernel_registered_with_torch_library_is_refused_while_it_is_there():
+    """A `detach` that returns zeros, registered with torch.library on any dispatch key, would
+    hide the shadow from values: the function refuses to run until the registration is gone."""
+    f, x = drawn_functions.elementwise(random.Random(3)), torch.linspace(-1, 1, 5)
+    before = f(x)
+    for key in ("CPU", "Autograd", "ADInplaceOrView"):
+        lib = torch.library.Library("aten", "IMPL")
+        lib.impl("detach", torch.zeros_like, key)
+        with pytest.raises(TypeError, match="torch.library"):
+            f(x)
+        del lib
+    assert torch.equal(f(x), before)
