@@ -5,11 +5,6 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v p
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
-# From Debian: bubblewrap for the grader's sandbox, postgresql for the PostgreSQL gradebook test,
-# chromium and fonts-liberation for the browser tests, npm for the MathJax they serve.
-SYSTEM_PACKAGES := bubblewrap postgresql chromium fonts-liberation npm
-# apt-get as root: directly, or through passwordless sudo (GitHub's runners)
-AS_ROOT := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 # nbgrader and Jupyter start helper programs (alembic, kernels) by name: find ours first.
 export PATH := $(BIN):$(PATH)
 
@@ -27,12 +22,7 @@ install: $(STAMP) $(MATHJAX)
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; (3, 10) <= v <= (3, 13) or sys.exit("make needs Python 3.10 to 3.13 (found " + sys.version.split()[0] + "): run make PYTHON=/path/to/python3.11")'
-	@{ command -v bwrap && ls /usr/lib/postgresql/*/bin/initdb && command -v chromium \
-	   && ls /usr/share/fonts/truetype/liberation && command -v npm; } >/dev/null 2>&1 \
-	  || { command -v apt-get >/dev/null && $(AS_ROOT) apt-get update -qq \
-	       && $(AS_ROOT) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; } \
-	  || echo "warning: install $(SYSTEM_PACKAGES): without bubblewrap the grader's sandbox is off," \
-	          "the PostgreSQL gradebook test needs postgresql, the browser tests chromium"
+	@bash .ci/system-packages || true  # from Debian: the sandbox, PostgreSQL, browser tests
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
