@@ -6,7 +6,7 @@ from grader.judging.syntax import attribute_names, nodes, root_name
 
 AUTOGRAD_ATTRIBUTES = {
     "backward", "autograd", "grad", "jacobian", "hessian", "vjp", "jvp", "jacrev", "jacfwd",
-    "grad_and_value", "linearize",
+    "grad_and_value", "linearize", "make_dual", "hvp", "vhp",
 }  # fmt: skip
 AUTOGRAD_MODULES = ("torch.autograd", "torch.func", "functorch")
 GRAD_MODES = {"enable_grad", "set_grad_enabled"}

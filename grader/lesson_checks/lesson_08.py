@@ -1,0 +1,210 @@
+"""Lesson 8's visible checks: `jacobian_by_columns`, `hvp`, `per_sample_grads` and
+`per_sample_grad_norms`.
+
+The test cells call the student's function themselves (with `call_with_autograd`, inside one of
+the `explaining_...` blocks below where an error needs a word of explanation) and hand what it
+returned to a check here, with the values the cell writes out. The visible tests use the lesson's
+examples; the hidden ones hand the answers functions drawn at random (`grader.drawn_functions`,
+`DrawnActivation`), and a check told `drawn=True` says so when the values are wrong.
+"""
+
+import contextlib
+
+import torch
+
+from grader.checks import CheckFailed, check_tensor, explained, require
+from grader.lesson_checks.lesson_07 import DrawnActivation
+
+__all__ = [
+    "DrawnActivation",
+    "check_hvp",
+    "check_jacobian",
+    "check_per_sample",
+    "check_grad_norms",
+    "explaining_hvp_errors",
+    "explaining_module_errors",
+    "explaining_vmap_errors",
+]
+
+DRAWN = (
+    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
+    "it is given with autograd. A formula typed for the example fits only the example."
+)
+
+
+def _check_values(actual, expected, name, *, atol, mistakes=None, drawn=None) -> None:
+    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("hvp a
+    function f"), a word on why a formula for the example does not do."""
+    try:
+        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
+    except CheckFailed as failure:
+        if drawn is None or "has the wrong values" not in str(failure):
+            raise
+        raise CheckFailed(f"{failure}{DRAWN.format(given=drawn)}") from None
+
+
+# Exercise 2 · A Jacobian, one column per forward pass
+
+
+def check_jacobian(result, expected, text, wrong=None, drawn=False) -> None:
+    """Check jacobian_by_columns(f, x)'s result against `expected` (m x n); `wrong`: the result
+    of each typical mistake, by name ("values": f(x) in every column); `drawn`: f was drawn."""
+    wrong = wrong or {}
+    m, n = expected.shape
+    if isinstance(result, torch.Tensor) and result.dim() == 1 and result.shape[0] == m:
+        raise CheckFailed(
+            f"jacobian_by_columns({text}, x) returned one vector of {m} numbers, not an "
+            f"{m} x {n} matrix: one Jacobian-vector product with a vector of ones gives J·1, "
+            "the sum of the columns. Make one forward pass per input, each with a tangent that "
+            "is 1 at that input and 0 elsewhere (section 2)."
+        )
+    mistakes = {
+        "the columns were stacked as rows: this is the Jacobian transposed. The Jacobian-vector "
+        "product for input j is column j of the Jacobian (section 2).": expected.T,
+    }
+    if "values" in wrong:
+        mistakes[
+            "every column holds f(x), the function's value: jvp returns (f(x), J·v), and the "
+            "column is the second of the two (section 2)."
+        ] = wrong["values"]
+    _check_values(
+        result,
+        expected,
+        f"jacobian_by_columns({text}, x)",
+        atol=1e-4,
+        mistakes=mistakes,
+        drawn="jacobian_by_columns a function f" if drawn else None,
+    )
+
+
+# Exercise 3 · A Hessian-vector product
+
+
+@contextlib.contextmanager
+def explaining_hvp_errors():
+    """Around the call of hvp: explain a second gradient with nothing to differentiate, and a
+    function of x that returns more than one number."""
+    with (
+        explained(
+            "does not require grad",
+            "The first gradient was computed without create_graph=True (or x was not tracked), "
+            "so it is a constant with nothing to differentiate (section 4).",
+        ),
+        explained(
+            "Expected f(*args) to return a scalar Tensor",
+            "torch.func.grad differentiates a function that returns one number, a 0-d tensor: "
+            "f(x) is one; the gradient dotted with v is one too (section 4).",
+        ),
+    ):
+        yield
+
+
+def check_hvp(result, expected, text, gradient, ones, diagonal, drawn=False) -> None:
+    """Check hvp(f, x, v)'s result against `expected`, H v; `gradient`: f's gradient at x;
+    `ones`: H times a vector of ones; `diagonal`: H's diagonal times v; `drawn`: f was drawn."""
+    require(
+        not isinstance(result, torch.Tensor) or result.dim() != 0,
+        f"hvp({text}, x, v) returned one number, {result}: that is v·(H v) or the gradient "
+        "dotted with v. Return H v, a vector shaped like x (section 4).",
+    )
+    _check_values(
+        result,
+        expected,
+        f"hvp({text}, x, v)",
+        atol=1e-4,
+        drawn="hvp a function f" if drawn else None,
+        mistakes={
+            "that is the gradient of f at x, not the Hessian times v: differentiate once more, "
+            "along v (section 4).": gradient,
+            "that is the Hessian times a vector of ones: the second gradient must be of the "
+            "first gradient dotted with v, not of its sum (section 4).": ones,
+            "only the diagonal of the Hessian was used: H v mixes the entries of v through the "
+            "Hessian's off-diagonal entries too (section 4).": diagonal,
+        },
+    )
+
+
+# Exercise 4 · Per-example gradients
+
+
+@contextlib.contextmanager
+def explaining_vmap_errors():
+    """Around the call of per_sample_grads: explain vmap's in_dims for the shared w."""
+    with explained(
+        "vmap",
+        "vmap was told to split an argument that has no batch dimension: w is shared by every "
+        "example, xs and ys hold one example per row (section 1, in_dims).",
+    ):
+        yield
+
+
+def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
+    """Check per_sample_grads(w, xs, ys, loss)'s result against `expected` (row i: the gradient
+    of example i's loss with respect to w); `wrong`: the result of each typical mistake, by name;
+    `drawn`: the loss was drawn at random."""
+    require(
+        not isinstance(result, torch.Tensor) or tuple(result.shape) != tuple(w.shape),
+        "per_sample_grads returned one gradient for the whole batch, the gradient of the "
+        "summed (or mean) loss: return one row per example, the gradient of that example's "
+        "loss alone.",
+    )
+    _check_values(
+        result,
+        expected,
+        "per_sample_grads(w, xs, ys, loss)",
+        atol=1e-4,
+        drawn="per_sample_grads a loss" if drawn else None,
+        mistakes={
+            "row i holds the sum of the gradients of examples 0 to i: backward() adds to "
+            "w.grad, so clear it before each example (or use torch.autograd.grad).": wrong[
+                "running"
+            ],
+            "these are the gradients with respect to each x, not w: differentiate with "
+            "respect to w.": wrong["x"],
+        },
+    )
+
+
+# Exercise 5 · Per-example gradient lengths of a module
+
+
+@contextlib.contextmanager
+def explaining_module_errors():
+    """Around the call of per_sample_grad_norms: explain vmap splitting the parameters."""
+    with explained(
+        "vmap",
+        "vmap was told to split an argument that has no batch dimension: the parameters are "
+        "shared by every example (in_dims None for them), xs and ys hold one example per row "
+        "(section 5).",
+    ):
+        yield
+
+
+_NORM_MISTAKES = {
+    "squared": "these are the squared lengths: the length is the square root of the sum of "
+    "the squared entries.",
+    "summed": "this adds up one length per parameter tensor: the length of an example's "
+    "gradient is taken over all its parameters together, as one long vector.",
+    "running": "entry i is the length of the gradients of examples 0 to i added up: backward() "
+    "adds to .grad, so clear the gradients before each example (or use torch.autograd.grad).",
+}
+
+
+def check_grad_norms(result, expected, wrong, drawn=False) -> None:
+    """Check per_sample_grad_norms(model, xs, ys, loss)'s result against `expected` (entry i:
+    the length of example i's gradient over all parameters); `wrong`: the result of each typical
+    mistake, by name (`_NORM_MISTAKES`); `drawn`: the model and the loss were drawn at random."""
+    require(
+        not isinstance(result, torch.Tensor) or result.numel() != 1 or len(expected) == 1,
+        f"per_sample_grad_norms returned one number, {result}: one length for the whole batch, "
+        "the gradient of the summed (or mean) loss. Return one length per example, of the "
+        "gradient of that example's loss alone (section 5).",
+    )
+    _check_values(
+        result,
+        expected,
+        "per_sample_grad_norms(model, xs, ys, loss)",
+        atol=1e-4,
+        drawn="per_sample_grad_norms a model and a loss" if drawn else None,
+        mistakes={_NORM_MISTAKES[key]: value for key, value in wrong.items()},
+    )
