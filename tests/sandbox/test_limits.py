@@ -23,7 +23,7 @@ from grader.sandbox.outside.isolation import detect_protections
 
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
-SLEEP_8_S = "import time\ntime.sleep(8)\n"
+SLEEP_16_S = "import time\ntime.sleep(16)\n"
 TWO_SLEEPS = "import time\ntime.sleep(2)\n"
 # Three processes of 250 MB each: each under a 0.5 GiB limit, together well over it.
 SPREAD_OVER_PROCESSES = """\
@@ -71,7 +71,7 @@ def _grade(course, student: str, *flags: str):
 def course(tmp_path_factory):
     """A course with one submission per limit to cross, each otherwise the solution."""
     course = new_course(tmp_path_factory.mktemp("limits") / "course")
-    submit(course, "sleeps", solution_with(SLEEP_8_S))
+    submit(course, "sleeps", solution_with(SLEEP_16_S))
     submit(course, "sleeps_twice", solution_with(TWO_SLEEPS, cells=2))
     submit(course, "spreads", solution_with(SPREAD_OVER_PROCESSES))
     submit(course, "shares", solution_with(SHARED_SEGMENT))
@@ -79,12 +79,13 @@ def course(tmp_path_factory):
 
 
 def test_a_stuck_cell_costs_its_exercise_as_in_stock_nbgrader(course):
-    """A first answer cell sleeping 8 s passes under the default 30 s limit. Under 3 s it is
+    """A first answer cell sleeping 16 s passes under the default 30 s limit. Under 8 s it is
     interrupted (KeyboardInterrupt, as nbgrader's kernel is on a cell timeout) and the rest of
     the notebook runs: that exercise earns nothing, every other keeps its points, and stock
-    nbgrader, given the same limit, gives the same score per exercise."""
+    nbgrader, given the same limit, gives the same score per exercise. (8 s, not less: on a
+    busy machine stock nbgrader's first cell, which imports torch, can take several seconds.)"""
     assert _grade(course, "sleeps").score == FULL_MARKS
-    limited = _grade(course, "sleeps", "--cell-timeout", "3")
+    limited = _grade(course, "sleeps", "--cell-timeout", "8")
     assert limited.outcome == "graded", limited.detail
     assert 0 < limited.score < FULL_MARKS
     nb = autograded(course, "sleeps")
@@ -93,7 +94,7 @@ def test_a_stuck_cell_costs_its_exercise_as_in_stock_nbgrader(course):
         "KeyboardInterrupt"
     ]
     fast = exercise_scores(course, "sleeps")
-    stock = _grade(course, "sleeps", "--cell-timeout", "3", "--engine", "nbgrader")
+    stock = _grade(course, "sleeps", "--cell-timeout", "8", "--engine", "nbgrader")
     assert (stock.score, exercise_scores(course, "sleeps")) == (limited.score, fast)
 
 
@@ -162,7 +163,7 @@ children = []
 for _ in range(4):
     pid = os.fork()
     if pid == 0:
-        end = time.monotonic() + 3
+        end = time.monotonic() + 8
         while time.monotonic() < end:
             pass
         os._exit(0)
@@ -214,17 +215,18 @@ def test_a_sandbox_gets_at_most_one_core_however_many_processes_run(tmp_path):
 
     course = new_course(tmp_path / "course")
     submit(course, "busy", solution_with(FOUR_BUSY_PROCESSES))
-    # A share below one core, so the four processes exceed it even on a machine whose other
-    # work leaves them less than a core: the throttling shows however busy the machine is.
+    # A share of a quarter core and 8 s of spinning, so the four processes exceed it in some
+    # period even on a machine whose other work leaves them a small part of a core: the
+    # throttling shows however busy the machine is (a 0.4 share and 3 s did not, under load).
     offer = offered()
-    limits = Limits(cell_seconds=20, notebook_seconds=60, cpu_cores=0.4)
+    limits = Limits(cell_seconds=40, notebook_seconds=120, cpu_cores=0.25)
     with GradingSession(limits, jobs=1) as session:
         (result,) = autograde(course, LESSON, ["busy"], session=session)
         assert (result.score, result.outcome) == (FULL_MARKS, "graded"), result.detail
         shares = session.warm.get().sandbox.own.cpus
         if offer.cpu:
             assert len(shares) == 1, detect_protections()[0].describe()
-            assert _throttled(shares[0], 0.4) and Limits().cpu_cores == 1.0
+            assert _throttled(shares[0], 0.25) and Limits().cpu_cores == 1.0
         else:
             assert shares == []
             _says_there_is_no_cpu_share(offer)
@@ -243,7 +245,7 @@ def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
     course = new_course(tmp_path / "course", honest=None)
     for student in ("busy_a", "busy_b"):
         submit(course, student, solution_with(FOUR_BUSY_PROCESSES))
-    limits = Limits(cell_seconds=20, notebook_seconds=60, cpu_cores=0.4)
+    limits = Limits(cell_seconds=40, notebook_seconds=120, cpu_cores=0.25)
     with GradingSession(limits, jobs=2) as session:
         results = autograde(course, LESSON, session=session)
         assert [(r.score, r.outcome) for r in results] == [(FULL_MARKS, "graded")] * 2
@@ -254,7 +256,7 @@ def test_workers_sharing_a_sandbox_each_get_a_cpu_share_of_their_own(tmp_path):
         else:
             shares = _shares_of([worker.pid for worker in session._workers])
         if offer.cpu:
-            assert len(shares) == 2 and all(_throttled(share, 0.4) for share in shares)
+            assert len(shares) == 2 and all(_throttled(share, 0.25) for share in shares)
         else:
             assert shares == []
             _says_there_is_no_cpu_share(offer)
