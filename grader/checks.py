@@ -95,8 +95,8 @@ BY_HAND = (
 )
 WITH_AUTOGRAD = (
     "{name} returned the result without calling autograd, but this exercise asks you to get it "
-    "from autograd: compute from tensors that require gradients, then call backward() or "
-    "torch.autograd.grad."
+    "from autograd, as the lesson's sections did: a result worked out another way fits only "
+    "the example."
 )
 
 
@@ -219,6 +219,24 @@ def check_tensor(
         if _close(actual, wrong, atol):
             raise CheckFailed(f"{name} is wrong: {explanation}")
     raise CheckFailed(f"{name} has the wrong values:\n{actual.detach()}\nexpected:\n{expected_t}")
+
+
+DRAWN = (
+    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
+    "it is given with autograd. A formula typed for the example fits only the example."
+)
+
+
+def check_drawn_tensor(actual, expected, name, *, atol, mistakes=None, drawn=None, advice=None):
+    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("hvp a
+    function f"), a word on why a formula typed for the example does not do (or `advice`)."""
+    try:
+        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
+    except CheckFailed as failure:
+        advice = advice or (DRAWN.format(given=drawn) if drawn else None)
+        if advice is None or "has the wrong values" not in str(failure):
+            raise
+        raise CheckFailed(f"{failure}{advice}") from None
 
 
 def check_grad(

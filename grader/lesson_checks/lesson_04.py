@@ -14,27 +14,12 @@ from grader.checks import (
     CheckFailed,
     as_number,
     call,
+    check_drawn_tensor,
     check_grad,
     check_tensor,
     check_tracked_leaf,
     require,
 )
-
-DRAWN = (
-    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
-    "it is given with autograd. A formula typed for the example fits only the example."
-)
-
-
-def _check_values(actual, expected, name, *, atol, mistakes=None, drawn=None) -> None:
-    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("batch_gradients
-    a loss"), a word on why a formula for the example does not do."""
-    try:
-        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
-    except CheckFailed as failure:
-        if drawn is None or "has the wrong values" not in str(failure):
-            raise
-        raise CheckFailed(f"{failure}{DRAWN.format(given=drawn)}") from None
 
 
 class RowLimit:
@@ -87,7 +72,7 @@ def check_batch_gradients(
     summed = summed or [None] * len(right)
     for i, gradient in enumerate(gradients):
         mistakes = {ADDED_UP: added_up[i], OVERWRITTEN: overwritten[i], SUMMED: summed[i]}
-        _check_values(
+        check_drawn_tensor(
             gradient,
             right[i],
             f"the gradient of batch {i}",
@@ -163,7 +148,9 @@ def check_accumulated_gradient(
         w.grad is not None,
         f"w.grad is None after {name}: call backward() on each chunk's loss.",
     )
-    _check_values(w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes, drawn=drawn)
+    check_drawn_tensor(
+        w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes, drawn=drawn
+    )
 
 
 FREED = (
@@ -217,7 +204,7 @@ def check_fit_sequence(
     leaf holding `right`, explaining the usual slips (`data`: how the cell shows xs and ys;
     `drawn`: for whom the cell was drawn at random)."""
     check_tracked_leaf(w, "w after fit_sequence")
-    _check_values(
+    check_drawn_tensor(
         w,
         right,
         f"w after fit_sequence(w, xs, ys, lr={lr}, cell) from w = {start}{data}",
@@ -228,30 +215,39 @@ def check_fit_sequence(
 
 
 NOT_KEPT = (
-    "hidden_gradient returned None: h is not a leaf, and backward() fills .grad only for "
-    "leaves unless it is asked to keep another tensor's gradient before it runs (section 9)."
+    "hidden_gradient returned None: the tensor whose .grad you read is not a leaf, and "
+    "backward() fills .grad only for leaves, unless a tensor is asked to keep its gradient "
+    "before backward() runs. By then the name h no longer refers to torch.tanh(x) (section 9)."
 )
 OF_LEAF = (
     "that is x.grad, the gradient with respect to the leaf x: by the chain rule it is the "
-    "gradient with respect to h times 1 - tanh(x) ** 2. The exercise asks for the gradient with "
-    "respect to h itself (section 9)."
+    "gradient with respect to torch.tanh(x) times 1 - tanh(x) ** 2. The exercise asks for the "
+    "gradient with respect to torch.tanh(x) itself (section 9)."
 )
-ONE_PATH = (
-    "it holds only the gradient along the path h ** 2: h also feeds into 3 * h, and autograd "
-    "adds the gradients of both paths. Differentiate g(h) itself, the function you are given."
+LAST = (
+    "it is the gradient with respect to the last h (all ones, since loss is its sum). Each step "
+    "gave the name h to a new tensor; the exercise asks about the first tensor of the chain, "
+    "torch.tanh(x) (section 9)."
+)
+LATER = (
+    "it is the gradient with respect to a later tensor of the chain, g applied {times} to "
+    "torch.tanh(x). The exercise asks about the first tensor, torch.tanh(x) itself, before any "
+    "step of g (section 9)."
 )
 
 
-def check_hidden_gradient(gradient, right, *, of_leaf, one_path=None, drawn=None) -> None:
-    """Check `gradient`, what hidden_gradient(x, g) returned, against `right`, explaining the
-    usual slips (`of_leaf`, `one_path`: the values those slips give, `one_path` for the example
-    g only; `drawn`: for whom g was drawn at random)."""
+def check_hidden_gradient(gradient, right, *, of_leaf, later, drawn=None) -> None:
+    """Check `gradient`, what hidden_gradient(x, g, steps) returned, against `right`, explaining
+    the usual slips (`of_leaf`: the gradient with respect to x; `later`: those with respect to
+    the later tensors of the chain, the last one last; `drawn`: for whom g was drawn at
+    random)."""
     require(gradient is not None, NOT_KEPT)
     mistakes = {OF_LEAF: of_leaf}
-    if one_path is not None:
-        mistakes[ONE_PATH] = one_path
-    _check_values(
-        gradient, right, "hidden_gradient(x, g)", atol=1e-5, mistakes=mistakes, drawn=drawn
+    for step, value in enumerate(later[:-1], 1):
+        mistakes[LATER.format(times="once" if step == 1 else f"{step} times")] = value
+    mistakes[LAST] = later[-1]
+    check_drawn_tensor(
+        gradient, right, "hidden_gradient(x, g, steps)", atol=1e-5, mistakes=mistakes, drawn=drawn
     )
 
 

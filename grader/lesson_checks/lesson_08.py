@@ -12,7 +12,7 @@ import contextlib
 
 import torch
 
-from grader.checks import CheckFailed, check_tensor, explained, require
+from grader.checks import CheckFailed, check_drawn_tensor, explained, require
 from grader.lesson_checks.lesson_07 import DrawnActivation
 
 __all__ = [
@@ -25,22 +25,6 @@ __all__ = [
     "explaining_module_errors",
     "explaining_vmap_errors",
 ]
-
-DRAWN = (
-    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
-    "it is given with autograd. A formula typed for the example fits only the example."
-)
-
-
-def _check_values(actual, expected, name, *, atol, mistakes=None, drawn=None) -> None:
-    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("hvp a
-    function f"), a word on why a formula for the example does not do."""
-    try:
-        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
-    except CheckFailed as failure:
-        if drawn is None or "has the wrong values" not in str(failure):
-            raise
-        raise CheckFailed(f"{failure}{DRAWN.format(given=drawn)}") from None
 
 
 # Exercise 2 · A Jacobian, one column per forward pass
@@ -67,7 +51,7 @@ def check_jacobian(result, expected, text, wrong=None, drawn=False) -> None:
             "every column holds f(x), the function's value: jvp returns (f(x), J·v), and the "
             "column is the second of the two (section 2)."
         ] = wrong["values"]
-    _check_values(
+    check_drawn_tensor(
         result,
         expected,
         f"jacobian_by_columns({text}, x)",
@@ -107,7 +91,7 @@ def check_hvp(result, expected, text, gradient, ones, diagonal, drawn=False) -> 
         f"hvp({text}, x, v) returned one number, {result}: that is v·(H v) or the gradient "
         "dotted with v. Return H v, a vector shaped like x (section 4).",
     )
-    _check_values(
+    check_drawn_tensor(
         result,
         expected,
         f"hvp({text}, x, v)",
@@ -148,7 +132,7 @@ def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
         "summed (or mean) loss: return one row per example, the gradient of that example's "
         "loss alone.",
     )
-    _check_values(
+    check_drawn_tensor(
         result,
         expected,
         "per_sample_grads(w, xs, ys, loss)",
@@ -200,7 +184,7 @@ def check_grad_norms(result, expected, wrong, drawn=False) -> None:
         "the gradient of the summed (or mean) loss. Return one length per example, of the "
         "gradient of that example's loss alone (section 5).",
     )
-    _check_values(
+    check_drawn_tensor(
         result,
         expected,
         "per_sample_grad_norms(model, xs, ys, loss)",

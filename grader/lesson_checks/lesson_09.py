@@ -1,0 +1,160 @@
+"""Lesson 9's visible checks: `saved_bytes`, `rectified_tanh_grad`, `grad_with_saved_as` and
+`segment_checkpoint_bytes`.
+
+The test cells call the student's function themselves (with `call` or `call_with_autograd`,
+inside one of the `explaining_...` blocks below where an error needs a word of explanation) and
+hand what it returned to a check here, with the values the cell writes out. The visible tests use
+the lesson's examples; the hidden ones hand the answers functions drawn at random
+(`grader.drawn_functions`, `DrawnActivation`), and a check told `drawn=True` says so when the
+values are wrong.
+"""
+
+import contextlib
+
+import torch
+
+from grader.checks import CheckFailed, check_drawn_tensor, one_number
+from grader.lesson_checks.lesson_07 import DrawnActivation
+
+__all__ = [
+    "DrawnActivation",
+    "check_grad_with_saved_as",
+    "check_rectified_tanh",
+    "check_saved_bytes",
+    "check_segment_bytes",
+    "explaining_inplace_errors",
+]
+
+
+def _check_count(result, expected, name, mistakes) -> None:
+    """Check a number of bytes: a whole number equal to `expected`; `mistakes` maps an
+    explanation to the number a typical mistake gives."""
+    value = one_number(result, name, "a number of bytes")
+    if value == expected:
+        return
+    for explanation, wrong in mistakes.items():
+        if value == wrong:
+            raise CheckFailed(f"{name} returned {value:g}, which is wrong: {explanation}")
+    raise CheckFailed(f"{name} returned {value:g}, but the answer is {expected:g}.")
+
+
+# Exercise 2 · How many bytes a graph saves
+
+
+def check_saved_bytes(result, expected, per_save, elements, four_bytes, text) -> None:
+    """Check saved_bytes(f, x)'s result against `expected`; the numbers typical mistakes give:
+    `per_save`, the bytes added up once per save; `elements`, the number of elements of the
+    distinct storages instead of bytes; `four_bytes`, 4 bytes per element whatever the dtype."""
+    mistakes = {
+        "nothing was saved: run f on a copy of x that requires gradients, or autograd records "
+        "no graph and saves nothing (section 1).": 0,
+        "that adds up every tensor each time a node saves it, but a tensor saved by two nodes "
+        "(or twice by one) holds its memory once: count each storage once (section 3).": per_save,
+        "that is a number of elements, not of bytes: each element of a float32 tensor takes 4 "
+        "bytes, of a float64 tensor 8 (section 3).": elements,
+    }
+    if four_bytes != expected:
+        mistakes[
+            "every element was counted as 4 bytes, but the size of an element depends on the "
+            "dtype: 8 bytes in float64 (section 3)."
+        ] = four_bytes
+    _check_count(result, expected, f"saved_bytes({text}, x)", mistakes)
+
+
+# Exercise 3 · Fix the in-place bug
+
+
+@contextlib.contextmanager
+def explaining_inplace_errors():
+    """Around the call of rectified_tanh_grad: explain the in-place error, or a graph cut."""
+    try:
+        yield
+    except CheckFailed as failure:
+        message = str(failure)
+        if "modified by an inplace operation" in message:
+            message += (
+                "\ntanh() saved its output h for the way back (section 1), and the assignment "
+                "h[...] = ... then writes into h in place, under no_grad() too: backward() "
+                "can no longer use what tanh saved (section 2)."
+            )
+        elif "does not require grad" in message:
+            message += (
+                "\nThe loss no longer depends on the tracked x: a detach() (or no_grad()) cut "
+                "the graph, so there is nothing to differentiate (section 2)."
+            )
+        raise CheckFailed(message) from None
+
+
+def check_rectified_tanh(gradient, expected, hidden_change, unrectified, atol=1e-4, drawn=False):
+    """Check rectified_tanh_grad(x, g)'s result against `expected`; `hidden_change`: what it
+    returns when h.data is changed in place, so that tanh's backward uses 1 - 0**2 where h was
+    set to 0; `unrectified`: the gradient of sum(g(tanh(x))); `drawn`: g was drawn at random."""
+    check_drawn_tensor(
+        gradient,
+        expected,
+        "rectified_tanh_grad(x, g)",
+        atol=atol,
+        mistakes={
+            "a silently wrong gradient where x < 0 (it should be 0 there): changing .data "
+            "hides the change from autograd, so the assignment is not differentiated and "
+            "tanh's backward used the changed output (section 2).": hidden_change,
+            "that is the gradient of sum(g(tanh(x))): the negative values of tanh(x) must still "
+            "be set to 0, and where they are, the gradient is 0.": unrectified,
+        },
+        drawn="rectified_tanh_grad a function g" if drawn else None,
+    )
+
+
+# Exercise 4 · Save in lower precision
+
+
+def check_grad_with_saved_as(result, x, expected, exact, unrestored, drawn=False) -> None:
+    """Check grad_with_saved_as(f, x, dtype)'s result against `expected`; `exact`: the gradient
+    with nothing packed; `unrestored`: the gradient when unpack hands the tensors back in dtype;
+    `drawn`: f was drawn at random."""
+    if isinstance(result, torch.Tensor) and result.dtype != x.dtype:
+        raise CheckFailed(
+            f"grad_with_saved_as returned a {result.dtype} gradient for a {x.dtype} x: only "
+            "the saved tensors are stored in the lower precision; the forward pass runs in x's "
+            "dtype, and the unpack hook gives each saved tensor back in the dtype it had "
+            "(section 3)."
+        )
+    check_drawn_tensor(
+        result,
+        expected,
+        "grad_with_saved_as(f, x, dtype)",
+        atol=1e-6,
+        mistakes={
+            "that is the exact gradient: the saved tensors were kept in full precision. Pack "
+            "every tensor the graph saves into dtype while f runs (section 3).": exact,
+            "backward() got the saved tensors back in dtype: the unpack hook must give each one "
+            "back in the dtype it had before packing (section 3).": unrestored,
+        },
+        drawn="grad_with_saved_as a function f" if drawn else None,
+    )
+
+
+# Exercise 5 · Checkpoint in segments
+
+
+def check_segment_bytes(result, expected, wrong, text) -> None:
+    """Check segment_checkpoint_bytes(blocks, x, k)'s result against `expected`; `wrong`: the
+    number each typical mistake gives, by name ("plain": nothing checkpointed, "each": every
+    block checkpointed alone)."""
+    _check_count(
+        result,
+        expected,
+        f"segment_checkpoint_bytes({text})",
+        {
+            "that is what the blocks save with no checkpointing at all: run each segment "
+            "through checkpoint(..., use_reentrant=False) while the hook counts (section "
+            "4).": wrong["plain"],
+            "that is what checkpointing every block alone saves: a segment of k blocks is "
+            "checkpointed as one, so only its first block's input is saved (section 4).": wrong[
+                "each"
+            ],
+            "nothing was saved: with use_reentrant=True (or without use_reentrant), an input "
+            "that does not require gradients gives an output that does not either, and the "
+            "graph is cut (section 4).": 0,
+        },
+    )
