@@ -12,9 +12,31 @@ import torch
 
 from grader.checks import CheckFailed, as_number, check_tensor, one_number, require
 
+INNER_LEFT_OUT = (
+    "it leaves out the derivative of the inner function y = x^2 - 3x: by the chain rule, dz/dx "
+    "is dz/dy times dy/dx (section 6)."
+)
+INNER_OF_SECTION_6 = (
+    "it multiplies dz/dy by 2, the derivative of section 6's inner function 2x + 3. Here the "
+    "inner function is y = x^2 - 3x, whose derivative changes with x."
+)
+INNER_WITHOUT_3X = (
+    "its factor for the inner function y = x^2 - 3x is the derivative of x^2 alone: the -3x "
+    "term has a derivative too."
+)
 
-def check_dz_dx(answer, x: float, right: float) -> None:
-    """Check that `answer`, what dz_dx(x) returned, is the finite number `right`."""
+
+def check_dz_dx(
+    answer,
+    x: float,
+    right: float,
+    *,
+    inner_left_out: float,
+    inner_of_section_6: float,
+    inner_without_3x: float,
+) -> None:
+    """Check that `answer`, what dz_dx(x) returned, is the finite number `right`, explaining the
+    usual slips (the keyword arguments: the values those slips give at x)."""
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
     value = as_number(answer)
@@ -22,11 +44,20 @@ def check_dz_dx(answer, x: float, right: float) -> None:
         value is not None and math.isfinite(value),
         f"dz_dx({x}) returned {answer!r}; it should return a finite number.",
     )
-    require(
-        abs(value - right) <= 1e-4 * max(1.0, abs(right)),
-        f"dz_dx({x}) returned {value:.6g}, but the derivative of 3(2x+3)^2 at x = {x} is "
-        f"{right:g}. Check your derivation (chain rule, constant factors).",
-    )
+
+    def near(target: float) -> bool:
+        return abs(value - target) <= 1e-4 * max(1.0, abs(target))
+
+    if near(right):
+        return
+    said = f"dz_dx({x}) returned {value:.6g}, but dz/dx at x = {x} is {right:g}"
+    for wrong, why in [
+        (inner_left_out, INNER_LEFT_OUT),
+        (inner_of_section_6, INNER_OF_SECTION_6),
+        (inner_without_3x, INNER_WITHOUT_3X),
+    ]:
+        require(not near(wrong), f"{said}: {why}")
+    raise CheckFailed(f"{said}. Check your derivation (chain rule, constant factors).")
 
 
 def check_mean_grad(grad, x: torch.Tensor, right, label: str) -> None:
@@ -85,11 +116,11 @@ def check_error_grad(result, w, xs, right: float, first_only: float, where: str 
     require(
         not near(first_only),
         f"{name} returned {result:.6g}, the derivative of the first error only. E adds up all "
-        "the errors: reduce with sum(), or pass backward() a weight of 1 for every error.",
+        "the errors, so every one of them counts (sections 3 and 7 of this lesson).",
     )
     raise CheckFailed(
-        f"{name} returned {result:.6g}, but dE/dw is {right:.6g}. Build the errors from a "
-        "w that requires gradients, call backward() on their sum, and return w.grad."
+        f"{name} returned {result:.6g}, but dE/dw is {right:.6g}: the derivative of the total "
+        "error E with respect to w, through every error (sections 2, 3 and 7 of this lesson)."
     )
 
 
@@ -106,39 +137,77 @@ class Formula:
         return self.formula
 
 
-def check_weighted_grads(pair, f, *, g1, g2, ones) -> None:
+BY_COLUMN = (
+    "it weights the columns of z, not its rows: weight j went to every element of column j. "
+    "Broadcasting lines shapes up from the right (section 12), so a 1-D tensor of weights is "
+    "repeated down the rows, one weight per column."
+)
+ALL_ONES = (
+    "it is the gradient for weights of all ones (of z.sum()): the weights {v} were not used "
+    "(section 7)."
+)
+ADDED = (
+    "it holds both gradients added together: backward() adds to what x.grad already holds, so "
+    "the second call added to the first (section 8)."
+)
+SAME_TENSOR = (
+    "it equals the second gradient: what you returned as g1 is the tensor x.grad itself, which "
+    "the work for g2 then changed in place (section 8)."
+)
+
+
+@contextlib.contextmanager
+def explain_row_weights():
+    """Add this exercise's advice to the errors of backward() with weights of the wrong shape."""
+    try:
+        yield
+    except CheckFailed as failure:
+        text = str(failure)
+        if "Mismatch in shape" in text:
+            raise CheckFailed(
+                f"{text}\nbackward() takes one weight for every element of z, in exactly z's "
+                "shape (section 9), but v1 and v2 hold one weight per row."
+            ) from None
+        if "only for scalar outputs" in text:
+            raise CheckFailed(
+                f"{text}\nz has many elements, so backward() needs the weights to start from "
+                "(sections 2 and 7)."
+            ) from None
+        if "backward through the graph a second time" in text:
+            raise CheckFailed(
+                f"{text}\nThe first backward() freed the tensors the graph of z saved: the "
+                "second weighting needs them again (section 8)."
+            ) from None
+        raise
+
+
+def check_weighted_grads(pair, f, *, g1, g2, ones, by_column=None) -> None:
     """Check `pair`, what weighted_grads(f, x, v1, v2) returned, against (`g1`, `g2`) (`ones`: the
-    gradient for weights of all ones), explaining the usual slips."""
+    gradient for weights of all ones; `by_column`: the pair for the weights given to z's columns,
+    where z is square), explaining the usual slips."""
     where = f"for f = {f!r}"
     right1, right2, ones = (torch.as_tensor(r, dtype=torch.float64) for r in (g1, g2, ones))
     require(
         isinstance(pair, tuple | list) and len(pair) == 2,
         f"weighted_grads should return a pair (g1, g2), but it returned {pair!r}.",
     )
-    g1, g2 = pair
+    got1, got2 = pair
+    column1, column2 = by_column if by_column is not None else (None, None)
+    mistakes2 = {ADDED: right1 + right2, ALL_ONES.format(v="v2"): ones, BY_COLUMN: column2}
     check_tensor(
-        g2,
+        got2,
         right2,
         f"g2 {where}",
         atol=1e-5,
-        mistakes={
-            "it holds both gradients added together: backward() adds to what x.grad already "
-            "holds, so the second call added to the first.": right1 + right2,
-            "it is the gradient for weights of all ones (or of z.sum()): v2 was not used as "
-            "the weights (section 7).": ones,
-        },
+        mistakes={why: wrong for why, wrong in mistakes2.items() if wrong is not None},
     )
+    mistakes1 = {SAME_TENSOR: right2, ALL_ONES.format(v="v1"): ones, BY_COLUMN: column1}
     check_tensor(
-        g1,
+        got1,
         right1,
         f"g1 {where}",
         atol=1e-5,
-        mistakes={
-            "it equals the second gradient: you returned x.grad itself, and zero_() and the "
-            "second backward() changed that same tensor in place.": right2,
-            "it is the gradient for weights of all ones (or of z.sum()): v1 was not used as "
-            "the weights (section 7).": ones,
-        },
+        mistakes={why: wrong for why, wrong in mistakes1.items() if wrong is not None},
     )
 
 

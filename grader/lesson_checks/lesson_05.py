@@ -19,7 +19,6 @@ from grader.checks import (
     call,
     check_grad,
     check_tensor,
-    one_number,
     require,
 )
 
@@ -223,14 +222,19 @@ def check_partials(result, f: Counted, xs, ys, calls, label: str, right, *, even
         check_tensor(got, mine, f"{which} of {label}", atol=atol, mistakes=mistakes)
 
 
-# Exercise 3 · Gradient descent on any function
+# Exercise 3 · Gradient descent in several variables, with its path
 
 PILED_UP = (
     "Gradients accumulate: each backward() adds to x.grad, so every step used the sum of all "
     "gradients so far (section 5)."
 )
-UPHILL = "x walked uphill: each step went along the slope, not against it (section 3)."
+UPHILL = "x walked uphill: each step went along the gradient, not against it (section 3)."
 STILL = "x never moved: no step changed it (section 3)."
+SAME_ROWS = (
+    "every row holds the same x, the last one. The rows you kept are the tensor x itself, or "
+    "share its memory, so every in-place update changed them all. Each row must keep x as it "
+    "was after its step (section 3 kept plain numbers, which no update can change)."
+)
 
 
 @contextlib.contextmanager
@@ -242,46 +246,51 @@ def explaining_descent_errors():
         text = str(failure)
         if "in-place operation" in text:
             raise CheckFailed(
-                f"{text}\nUpdate x inside `with torch.no_grad():` so that autograd does not "
-                "record the update (section 4)."
+                f"{text}\nAutograd refuses to record an in-place change of a leaf that "
+                "requires gradients: the update is no part of the function to differentiate, "
+                "so it must not be recorded (section 4)."
             ) from None
         if "NoneType" in text:
             raise CheckFailed(
                 f"{text}\nx.grad was None at a later step: the update made a new tensor x, "
                 "computed from the old one, which is no leaf, so backward() does not fill its "
-                ".grad. Change the leaf itself, unrecorded (section 4)."
+                ".grad (section 4)."
             ) from None
         raise
 
 
-def _near(value: float, target: float) -> bool:
-    return math.isclose(value, target, rel_tol=1e-4, abs_tol=1e-4)
-
-
-def check_descent(result, f, x0, lr, steps, expected: float, **mistakes) -> None:
-    """Check gradient_descent's `result` is `expected`; `mistakes`: where typical slips end."""
-    name = f"gradient_descent({f!r}, {x0}, {lr}, {steps})"
-    result = one_number(result, name, "the final x as a number")
-    if _near(result, expected):
-        return
-    explanations = {
-        "piled_up": PILED_UP,
-        "slope_10": f"x followed the slope 10(x+1) of 5(x+1)^2, not the slope of f = {f!r}. Get "
-        "the slope of f from autograd at every step: f(x).backward(), then x.grad.",
-        "minimum_itself": f"-1 is the minimum of 5(x+1)^2 itself, but {steps} steps from {x0} do "
-        "not get that far. Return the x that your loop ends with.",
-        "uphill": UPHILL,
-        "still": STILL,
-    }
-    said = f"{name} returned {result:.6g}"
-    for key, explanation in explanations.items():
-        wrong = mistakes.get(key)
-        if wrong is not None:
-            require(
-                not _near(result, wrong),
-                f"{said}, but it should be {expected:.6g}. {explanation}",
-            )
-    raise CheckFailed(f"{said}, but it should be {expected:.6g}.")
+def check_descent_path(path, x0, before, label: str, expected, *, piled_up, uphill) -> None:
+    """Check gradient_descent's `path` against `expected` (one row per step), and that x0 still
+    holds `before`; `piled_up`, `uphill`: the paths that typical slips give."""
+    before = torch.as_tensor(before, dtype=x0.dtype)
+    require(
+        torch.allclose(x0.detach(), before, rtol=0.0, atol=1e-12),
+        f"gradient_descent changed x0: it was\n{before}\nbefore the call and is\n{x0.detach()}"
+        "\nafter it. The caller still needs x0 as it was: the descent must move a tensor of its "
+        "own.",
+    )
+    expected = float64(expected)
+    steps, size = expected.shape
+    steps -= 1
+    require(
+        isinstance(path, torch.Tensor),
+        f"{label} returned a {type(path).__name__}; it should return one tensor, the path, of "
+        f"shape ({steps + 1}, {size}).",
+    )
+    require(
+        tuple(path.shape) != (steps, size),
+        f"{label} returned a path of shape {tuple(path.shape)}: one row short. Row 0 holds x0, "
+        f"before any step, so {steps} steps make {steps + 1} rows.",
+    )
+    require(
+        tuple(path.shape) != (size,),
+        f"{label} returned one position, of shape {tuple(path.shape)}, but it should return the "
+        f"whole path, one row per position: shape ({steps + 1}, {size}).",
+    )
+    mistakes = {PILED_UP: piled_up, UPHILL: uphill, STILL: float64(before).expand(steps + 1, size)}
+    if tuple(path.shape) == (steps + 1, size):
+        mistakes[SAME_ROWS] = float64(path)[-1].expand(steps + 1, size)
+    check_tensor(path, expected, label, atol=1e-4, mistakes=mistakes)
 
 
 # Exercise 4 · Central differences, element by element

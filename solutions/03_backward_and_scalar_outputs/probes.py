@@ -45,14 +45,22 @@ def test_nonscalar_error(student, observe, draw):
 
 
 def test_weighted_grads(student, observe, draw):
-    for k, size in enumerate((3, draw.integer(2, 6)), 1):
-        f, outputs = draw.mixing_function(size)
-        x = draw.tensor(size, dtype=torch.float64, requires_grad=True)
-        v1 = draw.tensor(outputs, dtype=torch.float64)
-        v2 = draw.tensor(outputs, dtype=torch.float64)
+    # z of shape (rows, columns): a square one first, where weights given to the columns fit too
+    for k, (rows, columns) in enumerate(((3, 3), (draw.integer(2, 4), draw.integer(5, 6))), 1):
+        size = draw.integer(2, 4)
+        g = draw.function()
+        mix = draw.tensor(size, columns, dtype=torch.float64)
+
+        def f(t, g=g, mix=mix):
+            return g(t) @ mix
+
+        x = draw.tensor(rows, size, dtype=torch.float64, requires_grad=True)
+        v1 = draw.tensor(rows, dtype=torch.float64)
+        v2 = draw.tensor(rows, dtype=torch.float64)
         g1, g2 = student.weighted_grads(f, x, v1, v2)
-        observe(f"g1 for function {k} drawn at grading time", g1)
-        observe(f"g2 for function {k} drawn at grading time", g2)
+        shown = f"for function {k} drawn at grading time, z of shape ({rows}, {columns})"
+        observe(f"g1 {shown}", g1)
+        observe(f"g2 {shown}", g2)
 
 
 def test_unbroadcast(student, observe, draw):

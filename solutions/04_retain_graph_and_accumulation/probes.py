@@ -76,11 +76,16 @@ def test_twice_error(student, observe, draw):
 
 
 def test_hidden_gradient(student, observe, draw):
-    for k in (1, 2):
+    for steps in (2, 3):  # the first tensor of the chain, one or two tensors before the last
         x = draw.tensor(5, dtype=torch.float64, requires_grad=True)
-        g = draw.function()
+        f = draw.function()
+
+        def g(t, f=f):  # drawn, and bounded like tanh's
+            return f(torch.tanh(t))
+
         observe(
-            f"hidden_gradient(x, g) for g {k} drawn at grading time", student.hidden_gradient(x, g)
+            f"hidden_gradient(x, g, {steps}) for g drawn at grading time",
+            student.hidden_gradient(x, g, steps),
         )
 
 

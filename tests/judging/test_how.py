@@ -21,10 +21,11 @@ from grader.judging.reference import probes_file
 from grader.judging.rules import judge_source
 
 ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
-L3, L5, L7 = (
+L3, L5, L7, L10 = (
     "03_backward_and_scalar_outputs",
     "05_gradients_at_work",
     "07_stopping_and_shaping_gradients",
+    "10_branches_and_kinks",
 )
 
 
@@ -71,16 +72,16 @@ BY_HAND_AROUND = {
         "_g = torch.autograd.grad\n",
         "def dz_dx(x):\n    with torch.enable_grad():\n"
         "        t = torch.tensor(x, requires_grad=True)\n"
-        "        return _g(3 * (2 * t + 3) ** 2, t)[0]\n",
+        "        return _g(2 * (t**2 - 3 * t) ** 3, t)[0]\n",
     ),
     "grad imported under another name": (
         "from torch.autograd import grad as slope\n",
         "def dz_dx(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
-        "    return slope(3 * (2 * t + 3) ** 2, t)[0]\n",
+        "    return slope(2 * (t**2 - 3 * t) ** 3, t)[0]\n",
     ),
     "backward through a helper of its own": (
         "def _helper(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
-        "    (3 * (2 * t + 3) ** 2).backward()\n    return t.grad\n",
+        "    (2 * (t**2 - 3 * t) ** 3).backward()\n    return t.grad\n",
         "def dz_dx(x):\n    return _helper(x)\n",
     ),
     "torch.func": (
@@ -113,11 +114,11 @@ def test_route_rules_are_flagged_for_the_instructor_never_zeroed():
     cases = [
         (L5, "gradient_descent", "def gradient_descent(f, x0, lr, steps):\n    return x0\n"),
         (
-            L7,
-            "safe_norm",
-            "class _Norm(torch.autograd.Function):\n    @staticmethod\n"
-            "    def forward(ctx, v):\n        return (v**2).sum(1).sqrt()\n\n"
-            "def safe_norm(v):\n    return _Norm.apply(v)\n",
+            L10,
+            "unit_rows",
+            "class _Unit(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, v):\n        return v / (v**2).sum(1, keepdim=True).sqrt()\n\n"
+            "def unit_rows(v):\n    return _Unit.apply(v)\n",
         ),
     ]
     for lesson, cell, answer in cases:
@@ -189,7 +190,7 @@ def test_torch_private_modules_count_as_internals():
     """Forward mode reached through torch._functorch gets around by hand's reading of torch's
     public names: private parts of torch earn nothing and are flagged."""
     body = (
-        "def dz_dx(x):\n    _, jf = linearize(lambda t: 3 * (2 * t + 3) ** 2, "
+        "def dz_dx(x):\n    _, jf = linearize(lambda t: 2 * (t**2 - 3 * t) ** 3, "
         "torch.tensor(float(x)))\n    return jf(torch.tensor(1.0)).item()\n"
     )
     imported = "from torch._functorch.eager_transforms import linearize\n\n\n" + body
@@ -218,14 +219,14 @@ def test_a_cell_the_student_added_or_a_lesson_cell_they_changed_is_read_as_their
 RED_TEAM = {
     "autograd named in strings": "_ag = getattr(torch, 'autograd')\n_grad = getattr(_ag, 'grad')\n"
     "def dz_dx(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
-    "    return _grad(3 * (2 * t + 3) ** 2, t)[0]\n",
+    "    return _grad(2 * (t**2 - 3 * t) ** 3, t)[0]\n",
     "getattr passed around": "import functools\n"
     "_grad = functools.reduce(getattr, ['auto' + 'grad', 'gr' + 'ad'], torch)\n"
     "def dz_dx(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
-    "    return _grad(3 * (2 * t + 3) ** 2, t)[0]\n",
+    "    return _grad(2 * (t**2 - 3 * t) ** 3, t)[0]\n",
     "backward nodes walked in a thread": "from concurrent.futures import ThreadPoolExecutor\n"
     "def _walk(x):\n    t = torch.tensor(float(x), requires_grad=True)\n"
-    "    f = (3 * (2 * t + 3) ** 2).grad_fn\n    return f(torch.tensor(1.0))\n"
+    "    f = (2 * (t**2 - 3 * t) ** 3).grad_fn\n    return f(torch.tensor(1.0))\n"
     "def dz_dx(x):\n    with ThreadPoolExecutor(1) as pool:\n"
     "        return pool.submit(_walk, x).result()\n",
 }

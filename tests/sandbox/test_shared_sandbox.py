@@ -179,7 +179,7 @@ LESSON_3 = "03_backward_and_scalar_outputs"
 HOW_ATTACKS = {  # answer cell -> an answer that gets around how the exercise says to work
     "dz_dx": "_g = torch.autograd.grad\n\n\ndef dz_dx(x):\n    with torch.enable_grad():\n"
     "        t = torch.tensor(float(x), requires_grad=True)\n"
-    "        return _g(3 * (2 * t + 3) ** 2, t)[0]\n",
+    "        return _g(2 * (t**2 - 3 * t) ** 3, t)[0]\n",
     "nonscalar_error": "def error_grad(w, xs, ts, error):\n"
     "    leaf = torch.ones((), requires_grad=True)\n    leaf.backward()\n"
     "    return leaf.grad * 2 * ((w * xs - ts) * xs).sum()\n",
