@@ -1,5 +1,5 @@
-"""Lesson 7's visible checks: `fine_tune`, `trainable_gradients`, `newton_step`,
-`clipped_gradient`, `softplus_grad`, `df_branch`, `safe_norm` and `per_sample_grads`.
+"""Lesson 7's visible checks: `fine_tune`, `trainable_gradients`, `newton_step` and
+`clipped_gradient`.
 
 The test cells call the student's function themselves (with `call_with_autograd` or
 `call_by_hand`, inside one of the `explaining_...` blocks below where an error needs a word of
@@ -16,24 +16,7 @@ from types import SimpleNamespace
 import torch
 from torch import nn
 
-from grader.checks import CheckFailed, call, check_tensor, explained, require
-
-DRAWN = (
-    "\nThis test hands {given} drawn at random, not the lesson's example: differentiate what "
-    "it is given with autograd. A formula typed for the example fits only the example."
-)
-
-
-def _check_values(actual, expected, name, *, atol, mistakes=None, drawn=None, advice=None):
-    """check_tensor; on wrong values, when `drawn` says what was drawn for whom ("newton_step a
-    function f"), a word on why a formula for the example does not do (or `advice` instead)."""
-    try:
-        check_tensor(actual, expected, name, atol=atol, mistakes=mistakes)
-    except CheckFailed as failure:
-        advice = advice or (DRAWN.format(given=drawn) if drawn else None)
-        if advice is None or "has the wrong values" not in str(failure):
-            raise
-        raise CheckFailed(f"{failure}{advice}") from None
+from grader.checks import CheckFailed, check_drawn_tensor, explained, require
 
 
 class DrawnActivation(nn.Module):
@@ -102,7 +85,7 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4, drawn=False) -> Non
                 "parameters that still train (give the optimizer only those).",
             )
     for (name, p), want, old in zip(model[0].named_parameters(), expected, stale, strict=False):
-        _check_values(
+        check_drawn_tensor(
             p,
             want,
             f"model[0].{name} after fine_tune",
@@ -162,7 +145,7 @@ def check_trainable_gradients(model, result, saved, expected, drawn=False) -> No
                     "it is the new gradient added to what .grad held: backward() adds to "
                     ".grad, and the exercise asks to leave .grad alone (section 4)."
                 ] = saved[name] + expected[name]
-            _check_values(
+            check_drawn_tensor(
                 result[name],
                 expected[name],
                 f"the gradient of {name}",
@@ -258,7 +241,7 @@ def check_newton(result, x, expected, d1, d2, text, formula=None, drawn=False) -
             "differences of f), but this f tells autograd its own derivative: both derivatives "
             "must come from autograd (section 4)."
         ] = x - d1 / formula
-    _check_values(
+    check_drawn_tensor(
         result,
         expected,
         f"newton_step({text}, x)",
@@ -313,141 +296,11 @@ def check_clipped(x, loss, expected_loss, expected_grad, wrong, drawn=False) -> 
         f"{expected_loss:.6g}: the forward value changed. Clip the gradient flowing into h, "
         "not h itself.",
     )
-    _check_values(
+    check_drawn_tensor(
         x.grad,
         expected_grad,
         "x.grad",
         atol=1e-3,
         mistakes={_CLIPPING[key]: grad for key, grad in wrong.items()},
         drawn="clipped_gradient a function g" if drawn else None,
-    )
-
-
-# Exercise 7 · Fix the in-place bug
-
-
-@contextlib.contextmanager
-def explaining_inplace_errors():
-    """Around the call of softplus_grad: explain the in-place error, or a graph cut."""
-    try:
-        yield
-    except CheckFailed as failure:
-        message = str(failure)
-        if "modified by an inplace operation" in message:
-            message = (
-                "softplus_grad still raises 'modified by an inplace operation': exp() saved "
-                "its output for the way back, and that tensor is still changed in place (under "
-                "no_grad() too). Read section 6 on what a node saves."
-            )
-        elif "does not require grad" in message:
-            message += (
-                "\nThe loss no longer depends on the tracked x: a detach() (or no_grad()) cut "
-                "the graph, so there is nothing to differentiate (sections 1 and 3)."
-            )
-        raise CheckFailed(message) from None
-
-
-def check_softplus(gradient, expected, hidden_change, atol=1e-4, drawn=False) -> None:
-    """Check softplus_grad(x, g)'s result against `expected`; `hidden_change`: what it returns
-    when y.data is changed in place, so that exp()'s backward uses 1 + exp(x) for exp(x);
-    `drawn`: g was drawn at random."""
-    _check_values(
-        gradient,
-        expected,
-        "softplus_grad(x, g)",
-        atol=atol,
-        mistakes={
-            "a silently wrong gradient (all ones for g = torch.log): changing .data hides the "
-            "change from autograd, and exp()'s backward then used the changed output "
-            "(section 6).": hidden_change,
-        },
-        drawn="softplus_grad a function g" if drawn else None,
-    )
-
-
-# Exercise 8 · The derivative of the branch that ran
-
-
-def check_branch(answer, x, want) -> None:
-    """Check df_branch(x)'s answer against `want`, the x.grad autograd gives after
-    f_branch(x).backward()."""
-    answer = float(answer) if isinstance(answer, torch.Tensor) and answer.numel() == 1 else answer
-    branch = "x**3" if x > 0.5 else "sin(2x)"
-    if x == 0.5:
-        branch += " (x > 0.5 is False at x = 0.5 itself)"
-    require(
-        isinstance(answer, int | float) and not isinstance(answer, bool),
-        f"df_branch({x}) returned {answer!r}; it should return a number.",
-    )
-    require(
-        abs(answer - want) <= 1e-4 * max(1.0, abs(want)),
-        f"df_branch({x}) returned {answer:.6g}, but at x = {x} the branch {branch} runs and "
-        f"autograd gives {want:.6g}. Differentiate that branch (chain rule, "
-        "constant factors).",
-    )
-
-
-# Exercise 9 · A length with no nan gradient
-
-
-def check_safe_norm(safe_norm, rows, weights, lengths, gradient) -> None:
-    """Check safe_norm(v) for v = rows against `lengths`, and the gradient of
-    sum(weights * lengths) with respect to v against `gradient` (0 on the rows of zeros)."""
-    v = torch.tensor(rows, requires_grad=True)
-    result = call(safe_norm, v, name="safe_norm")
-    check_tensor(result, lengths, "safe_norm(v)", atol=1e-5)
-    require(
-        result.requires_grad,
-        "safe_norm(v) does not depend on v through autograd, so it has no gradient: build it "
-        "from torch operations on v, without detach(), torch.no_grad() or .item().",
-    )
-    (grad_v,) = torch.autograd.grad(result, v, torch.tensor(weights))
-    require(
-        bool(torch.isfinite(grad_v).all()),
-        "the gradient of safe_norm is not finite (nan or inf) on the rows of zeros:\n"
-        f"{grad_v}\ntorch.sqrt ran at 0, where its backward divides by 0 (0 / 0 is nan), and "
-        "a torch.where after sqrt does not stop that. Keep 0 away from sqrt with a torch.where "
-        "before it, which gives exactly 0 and a gradient of 0 on those rows.",
-    )
-    check_tensor(grad_v, gradient, "the gradient of safe_norm", atol=1e-4)
-
-
-# Exercise 10 · Per-example gradients
-
-
-@contextlib.contextmanager
-def explaining_vmap_errors():
-    """Around the call of per_sample_grads: explain vmap's in_dims for the shared w."""
-    with explained(
-        "vmap",
-        "vmap was told to split an argument that has no batch dimension: w is shared by every "
-        "example, xs and ys hold one example per row (section 9, in_dims).",
-    ):
-        yield
-
-
-def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
-    """Check per_sample_grads(w, xs, ys, loss)'s result against `expected` (row i: the gradient
-    of example i's loss with respect to w); `wrong`: the result of each typical mistake, by name;
-    `drawn`: the loss was drawn at random."""
-    require(
-        not isinstance(result, torch.Tensor) or tuple(result.shape) != tuple(w.shape),
-        "per_sample_grads returned one gradient for the whole batch, the gradient of the "
-        "summed (or mean) loss: return one row per example, the gradient of that example's "
-        "loss alone.",
-    )
-    _check_values(
-        result,
-        expected,
-        "per_sample_grads(w, xs, ys, loss)",
-        atol=1e-4,
-        drawn="per_sample_grads a loss" if drawn else None,
-        mistakes={
-            "row i holds the sum of the gradients of examples 0 to i: backward() adds to "
-            "w.grad, so clear it before each example (or use torch.autograd.grad).": wrong[
-                "running"
-            ],
-            "these are the gradients with respect to each x, not w: differentiate with "
-            "respect to w.": wrong["x"],
-        },
     )

@@ -5,11 +5,7 @@ from torch import nn
 
 from grader.lesson_checks.lesson_07 import Cube as _Cube  # f'' told to autograd: 6 t + 1, not 6 t
 from grader.lesson_checks.lesson_07 import DrawnActivation as _Activation
-from grader.probing import by_hand, number
-
-# Derivatives asked for by hand: each answer is read as a formula that the grader evaluates itself,
-# at points drawn for the submission (grader.judging.by_hand). {test: {function: parameter domains}}
-BY_HAND = {"test_branch_derivative": {"df_branch": [{"low": -2.5, "high": 2.5, "avoid": [0.5]}]}}
+from grader.probing import number
 
 # How the exercises ask their answers to be worked out, read from the answers' code in the grading
 # process (grader.judging.how): {test: {function: [rule, ...]}}. The reading only flags answers for
@@ -21,9 +17,6 @@ HOW = {
     "test_grad_without_touching": {"trainable_gradients": ["using autograd"]},
     "test_second_derivative": {"newton_step": ["using autograd"]},
     "test_clipped_gradient": {"clipped_gradient": ["using autograd", "with a hook"]},
-    "test_fix_inplace": {"softplus_grad": ["using autograd"]},
-    "test_safe_norm": {"safe_norm": ["differentiated as written"]},
-    "test_per_sample_grads": {"per_sample_grads": ["using autograd"]},
 }
 
 
@@ -88,56 +81,3 @@ def test_clipped_gradient(student, observe, draw):
         loss = student.clipped_gradient(x, max_norm, g)
         observe("the loss returned", number(loss), atol=1e-4)
         observe("x.grad afterwards", x.grad, atol=1e-4)
-
-
-def test_safe_norm(student, observe, draw):
-    n, d = draw.integer(4, 7), draw.integer(2, 4)
-    rows = draw.tensor(n, d)
-    zero_rows = {draw.integer(0, n - 1) for _ in range(2)}
-    for i in zero_rows:
-        rows[i] = 0.0
-    v = rows.requires_grad_()
-    lengths = student.safe_norm(v)
-    observe("safe_norm(v)", lengths)
-    observe("safe_norm(v) is tracked", bool(lengths.requires_grad))
-    if lengths.requires_grad:
-        weights = draw.tensor(n, low=-1.0, high=1.0)
-        (gradient,) = torch.autograd.grad(lengths, v, weights, create_graph=True)
-        observe("its gradient", gradient, atol=1e-4)
-        # How the gradient changes along a direction, on the rows that are not zero: 0 for a
-        # gradient typed in by hand (v times a constant copy of v / |v|), not for the length.
-        direction, rows = draw.tensor(n, d), sorted(set(range(n)) - zero_rows)
-        curvature = torch.zeros_like(v)
-        if gradient.requires_grad:
-            (curvature,) = torch.autograd.grad((gradient * direction).sum(), v, allow_unused=True)
-        curvature = torch.zeros_like(v) if curvature is None else curvature
-        observe(
-            "how its gradient changes along a direction, rows not zero", curvature[rows], atol=1e-4
-        )
-
-
-def test_per_sample_grads(student, observe, draw):
-    n, d = draw.integer(3, 7), draw.integer(2, 5)
-    w, xs, ys = (
-        draw.tensor(d, low=-0.6, high=0.6),
-        draw.tensor(n, d, low=-1.0, high=1.0),
-        draw.tensor(n, low=-1.0, high=1.0),
-    )
-    phi = draw.function()
-    result = student.per_sample_grads(w, xs, ys, lambda w, x, y: phi(x @ w - y))
-    observe("per_sample_grads(w, xs, ys, loss)", result, atol=1e-4)
-
-
-def test_fix_inplace(student, observe, draw):
-    x = draw.tensor(6, low=-5.0, high=5.0)
-    observe("softplus_grad(x, torch.log)", student.softplus_grad(x, torch.log))
-    g, x = draw.function(), draw.tensor(6, low=-3.0, high=0.6)
-    observe("softplus_grad(x, g) for a drawn g", student.softplus_grad(x, g))
-
-
-def test_branch_derivative(student, observe, draw):
-    points = [1.0, 0.0, 0.5]
-    points += [draw.number(0.51, 2.5) for _ in range(3)]
-    points += [draw.number(-2.5, 0.5) for _ in range(3)]
-    for x in points:
-        observe(f"df_branch({x})", number(by_hand(student.df_branch, x)), atol=1e-4)
