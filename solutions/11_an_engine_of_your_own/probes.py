@@ -1,0 +1,121 @@
+"""Lesson 11 (an engine of your own): what the grader observes of each answer.
+
+The engine works on plain Python floats, so torch cannot differentiate anything an answer is
+handed, and no exercise here needs a rule read from the answer's code:
+
+- Exercises 2 and 3 receive graphs of the grader's own nodes (`lesson_11.Node`): numbers, parents
+  and local derivatives drawn at grading time, with no function behind them, so there is nothing
+  to evaluate twice (no finite difference) and nothing torch recorded. Exercise 3 also receives
+  the order, one drawn among the graph's valid ones, so it is observed apart from Exercise 2.
+- Exercises 4 and 5 receive programs drawn at grading time (`lesson_11.DrawnProgram`), run on the
+  submission's own `Value`: one of their operations at least, softplus, is a node the grader
+  makes from plain floats (no torch graph runs through it, whatever a `Value` holds), and each
+  input also feeds a constant computed from its value and recorded with no parents, whose slope
+  at the drawn point is 0.56 to 1.5 in size. The reference's engine, like torch with `detach()`,
+  leaves the constants out; a finite difference of the program takes their slope in, so it
+  misses every derivative by 0.56 or more (and so every step of Exercise 5 by lr times that), far
+  past the tolerance (1e-5 + 1e-4 relative): a backward pass through the recorded local
+  derivatives is the only route to the reference's numbers. (One that copies the graph into
+  torch, as a sum of parents times local derivatives, and calls `backward()` there, runs the same
+  chain rule through the same recorded numbers; the values alone cannot tell it apart.)
+"""
+
+import random
+
+import torch
+
+from grader.lesson_checks.lesson_11 import DrawnProgram, an_order, order_faults, random_graph
+
+
+def _rng(draw):
+    """A generator for the graph builders, seeded from the draw: the same in both processes."""
+    return random.Random(draw.integer(0, 2**31))
+
+
+def test_operations(student, observe, draw):
+    value = student.Value
+    size = [draw.number(0.3, 2.0) for _ in range(4)]
+    a, b = value(size[0]), value(-size[1])  # a positive, b negative
+    c, d = value(size[2]), value(draw.choice([-1, 1]) * size[3])
+    k = draw.choice([-1.5, -0.5, 0.5, 1.5, 2.5])
+    cases = [
+        ("sub(b, a)", student.sub, (b, a)),
+        ("sub(c, d)", student.sub, (c, d)),
+        ("div(a, b)", student.div, (a, b)),
+        ("div(d, c)", student.div, (d, c)),
+        (f"power(c, {k})", student.power, (c, k)),
+        ("power(b, 3)", student.power, (b, 3)),
+        ("exp(d)", student.exp, (d,)),
+        ("log(c)", student.log, (c,)),
+        ("tanh(d)", student.tanh, (d,)),
+        ("relu(a)", student.relu, (a,)),
+        ("relu(b)", student.relu, (b,)),
+    ]
+    for shown, operation, args in cases:
+        result = operation(*args)
+        inputs = [x for x in args if isinstance(x, value)]
+        observe(f"{shown}.data", result.data)
+        observe(f"{shown}.local_grads", list(result.local_grads))
+        parents = list(result.parents)
+        observe(
+            f"{shown}.parents are its inputs, in order",
+            len(parents) == len(inputs)
+            and all(p is x for p, x in zip(parents, inputs, strict=False)),
+        )
+
+
+def test_topological_order(student, observe, draw):
+    """The deep graph (a recursive walk goes 2000 calls deep or more) comes last, and only after
+    right answers on the others: an answer that
+    keeps no record of visited nodes lists a node once per path, and there are exponentially
+    many paths in a deep graph with shared nodes."""
+    rng = _rng(draw)
+    graphs = [("a small drawn graph", 3, rng.randint(6, 9), 0)]
+    graphs += [("a larger drawn graph", 4, rng.randint(15, 25), 0)]
+    graphs += [("a drawn graph as deep as a chain", 2, rng.randint(4000, 8000), 3)]
+    for name, leaves, steps, reach in graphs:
+        _, output = random_graph(rng, leaves=leaves, steps=steps, reach=reach)
+        order = student.topological_order(output)
+        observe(f"{name}: a list or tuple", isinstance(order, list | tuple))
+        faults = order_faults(list(order), output)
+        for fault, text in [
+            ("foreign", "entries that are no node of the graph"),
+            ("repeated", "nodes listed more than once"),
+            ("missing", "nodes missing"),
+            ("early", "nodes listed before one of their parents"),
+        ]:
+            observe(f"{name}: {text}", faults[fault])
+        if any(faults.values()):
+            return
+
+
+def test_backward(student, observe, draw):
+    rng = _rng(draw)
+    for name, leaves, steps in [("graph 1", 2, rng.randint(5, 8)), ("graph 2", 3, 12)]:
+        nodes, output = random_graph(rng, leaves=leaves, steps=steps)
+        student.backward(output, an_order(output, rng))
+        observe(f"drawn {name}: every node's grad, in the order they were made", [
+            n.grad for n in nodes
+        ])  # fmt: skip
+
+
+def test_gradients(student, observe, draw):
+    rng = _rng(draw)
+    for i in range(3):
+        xs = [rng.uniform(-1.5, 1.5) for _ in range(rng.randint(2, 4))]
+        program = DrawnProgram(rng, xs, steps=rng.randint(6, 10))
+        result = student.gradients(program.on_values(student.Value), list(xs))
+        observe(f"gradients(drawn function {i + 1}, xs)", result)
+
+
+def test_descend(student, observe, draw):
+    rng = _rng(draw)
+    for i in range(2):
+        xs = [rng.uniform(-1.0, 1.0) for _ in range(rng.randint(2, 3))]
+        program = DrawnProgram(rng, xs, steps=6)
+        tensors = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in xs]
+        program.on_tensors()(*tensors).backward()  # only to size the steps: lr = 0.2 / (1 + |g|)
+        lr = 0.2 / (1.0 + max(abs(t.grad.item()) for t in tensors))
+        steps = rng.randint(2, 4)
+        result = student.descend(program.on_values(student.Value), list(xs), lr, steps)
+        observe(f"descend(drawn function {i + 1}, xs, {lr:.4f}, {steps})", result)
