@@ -94,8 +94,11 @@ import nbformat
 from grader.course import solution_notebook
 from grader.judging import reference_server as server
 from grader.judging.reference import probes_file
+from grader.forking import prepare_to_fork
 from grader.probing import load_probes
+import torch
 
+torch.set_num_threads(1)  # as the server runs: a fork after torch's thread pool ran can hang
 SEEDS = [1, 2, 3]
 runner = server.warm_runner()
 ipython = lambda runner, source: runner.run(source)
@@ -108,6 +111,7 @@ for lesson in sys.argv[1:]:
     for cell in prefix:
         runner.run(cell.source)
     precompiled = server.precompiled(runner, rest)
+    prepare_to_fork()
 
     def observed(seeds, run):  # from the lesson's state, in a fork
         read, write = os.pipe()
@@ -142,6 +146,7 @@ def test_the_solutions_cells_leave_what_a_kernels_run_leaves(lesson):
 
     done = subprocess.run(
         [sys.executable, "-c", OBSERVE_BOTH_WAYS, lesson],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
         capture_output=True,
         text=True,
         timeout=300,
