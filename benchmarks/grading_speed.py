@@ -32,12 +32,13 @@ from grader.timings import Timings  # noqa: E402
 EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())
 
 
-def build_class(folder: Path, students: int) -> Path:
-    """A course with `students` students, each a copy of one example student, every lesson."""
+def build_class(folder: Path, students: int, chosen: list[str]) -> Path:
+    """A course with `students` students, each a copy of one example student, in every lesson
+    `chosen`."""
     course = init_course(folder)
     for i in range(students):
         example = EXAMPLES[i % len(EXAMPLES)]
-        for lesson in lessons():
+        for lesson in chosen:
             source = EXAMPLE_CLASS / "submitted" / example / lesson
             shutil.copytree(source, course.root / "submitted" / f"{example}{i:04d}" / lesson)
     return course
@@ -97,12 +98,14 @@ def _pss(pid: int) -> int:
     return 0
 
 
-def grade_all(course: Course, engine: str, jobs: int | None) -> tuple[float, int, Timings]:
-    """Grade every lesson in one call; return (seconds, peak bytes, seconds per step summed
-    over the submissions)."""
+def grade_all(
+    course: Course, chosen: list[str], engine: str, jobs: int | None
+) -> tuple[float, int, Timings]:
+    """Grade every lesson `chosen` in one call; return (seconds, peak bytes, seconds per step
+    summed over the submissions)."""
     with PeakMemory() as memory:
         started = time.perf_counter()
-        reports = grade_submissions(course, lessons(), engine=engine, jobs=jobs, force=True)
+        reports = grade_submissions(course, chosen, engine=engine, jobs=jobs, force=True)
         seconds = time.perf_counter() - started
     steps = Timings()
     for report in reports:
@@ -136,17 +139,19 @@ def main() -> None:
     parser.add_argument("--stock-students", type=int, default=4)
     parser.add_argument("--sizes", type=int, nargs="*", default=[20, 100, 500])
     parser.add_argument("--jobs", type=int, default=None, help="fast engine jobs (default: cores)")
+    parser.add_argument("--lessons", nargs="*", choices=lessons(), help="default: every lesson")
     args = parser.parse_args()
+    chosen = args.lessons or lessons()
     work = Path(tempfile.mkdtemp(prefix="grading-speed-"))
-    notebooks = args.stock_students * len(lessons())
+    notebooks = args.stock_students * len(chosen)
     print(
         f"machine: {os.cpu_count()} cores; class of {args.stock_students} students x "
-        f"{len(lessons())} lessons = {notebooks} notebooks"
+        f"{len(chosen)} lessons = {notebooks} notebooks"
     )
-    stock_course = build_class(work / "stock", args.stock_students)
-    fast_course = build_class(work / "fast", args.stock_students)
-    stock_s, stock_mem, stock_steps = grade_all(stock_course, "nbgrader", 1)
-    fast_s, fast_mem, fast_steps = grade_all(fast_course, "fast", args.jobs)
+    stock_course = build_class(work / "stock", args.stock_students, chosen)
+    fast_course = build_class(work / "fast", args.stock_students, chosen)
+    stock_s, stock_mem, stock_steps = grade_all(stock_course, chosen, "nbgrader", 1)
+    fast_s, fast_mem, fast_steps = grade_all(fast_course, chosen, "fast", args.jobs)
     same = grades(stock_course) == grades(fast_course)
     print(
         f"stock nbgrader autograde: {stock_s / notebooks:.3f} s/notebook, "
@@ -162,9 +167,9 @@ def main() -> None:
     print("  fast, per step:")
     print_steps(fast_steps, notebooks)
     for size in args.sizes:
-        course = build_class(work / f"n{size}", size)
-        seconds, peak, steps = grade_all(course, "fast", args.jobs)
-        count = size * len(lessons())
+        course = build_class(work / f"n{size}", size, chosen)
+        seconds, peak, steps = grade_all(course, chosen, "fast", args.jobs)
+        count = size * len(chosen)
         print(
             f"fast engine, {size:4d} students ({count:5d} notebooks): {seconds:7.1f} s, "
             f"{seconds / count:.3f} s/notebook ({stock_s / notebooks / (seconds / count):.1f}x "
