@@ -34,6 +34,20 @@ class DrawnActivation(nn.Module):
         return "a drawn smooth function of tanh(t)"
 
 
+def drawn_model(draw, sizes, activation) -> nn.Sequential:
+    """Linear layers of the sizes with a DrawnActivation made of `activation()` (a drawn
+    function) between each two, and parameters drawn small enough for the activations to stay
+    moderate; `draw` is a probe's draw."""
+    layers = [nn.Linear(sizes[0], sizes[1])]
+    for i in range(1, len(sizes) - 1):
+        layers += [DrawnActivation(activation()), nn.Linear(sizes[i], sizes[i + 1])]
+    model = nn.Sequential(*layers)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(draw.tensor(*p.shape, low=-0.6, high=0.6))
+    return model
+
+
 # Exercise 2 · Retrain the first layer only
 
 

@@ -1,10 +1,9 @@
 """Lesson 7 (stopping and shaping gradients): what the grader observes of each answer."""
 
 import torch
-from torch import nn
 
 from grader.lesson_checks.lesson_07 import Cube as _Cube  # f'' told to autograd: 6 t + 1, not 6 t
-from grader.lesson_checks.lesson_07 import DrawnActivation as _Activation
+from grader.lesson_checks.lesson_07 import drawn_model as _drawn_model
 from grader.probing import number
 
 # How the exercises ask their answers to be worked out, read from the answers' code in the grading
@@ -18,19 +17,6 @@ HOW = {
     "test_second_derivative": {"newton_step": ["using autograd"]},
     "test_clipped_gradient": {"clipped_gradient": ["using autograd", "with a hook"]},
 }
-
-
-def _drawn_model(draw, sizes, activation):
-    """Linear layers of the sizes with an activation made of `activation()` (a drawn function)
-    between each two, and parameters drawn small enough for the activations to stay moderate."""
-    layers = [nn.Linear(sizes[0], sizes[1])]
-    for i in range(1, len(sizes) - 1):
-        layers += [_Activation(activation()), nn.Linear(sizes[i], sizes[i + 1])]
-    model = nn.Sequential(*layers)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(draw.tensor(*p.shape, low=-0.6, high=0.6))
-    return model
 
 
 def test_fine_tune(student, observe, draw):

@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from grader.lesson_checks.lesson_08 import DrawnActivation as _Activation
+from grader.lesson_checks.lesson_07 import drawn_model as _drawn_model
 
 # How the exercises ask their answers to be worked out, read from the answers' code in the grading
 # process (grader.judging.how): {test: {function: [rule, ...]}}. The reading only flags answers for
@@ -14,19 +14,6 @@ HOW = {
     "test_per_sample_grads": {"per_sample_grads": ["using autograd"]},
     "test_per_sample_grad_norms": {"per_sample_grad_norms": ["using autograd"]},
 }
-
-
-def _drawn_model(draw, sizes, activation):
-    """Linear layers of the sizes with an activation made of `activation()` (a drawn function)
-    between each two, and parameters drawn small enough for the activations to stay moderate."""
-    layers = [nn.Linear(sizes[0], sizes[1])]
-    for i in range(1, len(sizes) - 1):
-        layers += [_Activation(activation()), nn.Linear(sizes[i], sizes[i + 1])]
-    model = nn.Sequential(*layers)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(draw.tensor(*p.shape, low=-0.6, high=0.6))
-    return model
 
 
 def test_jacobian_by_columns(student, observe, draw):
