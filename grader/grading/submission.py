@@ -9,6 +9,7 @@ grades.
 """
 
 import functools
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import nbformat
+from nbformat.v4.nbjson import BytesEncoder
+from nbformat.v4.rwbase import split_lines, strip_transient
 from sqlalchemy import Connection
 
 from grader.cells import autograded_tests, grade_id, is_test, shown_name
@@ -175,7 +178,7 @@ def autograde_notebook(
         )
     with timings.step("nbgrader steps"):
         lesson_markdown = instructors_markdown(_source_notebook(source_nb))
-        _write(inert_notebook(nb, lesson_markdown), path)  # what the formgrader shows
+        _write_made(inert_notebook(nb, lesson_markdown), path)  # what the formgrader shows
     unjudged = tuple(sorted(gid for gid in verdicts if probes and gid not in references))
     present = frozenset(filter(None, map(grade_id, nb.cells)))
 
@@ -259,11 +262,14 @@ def _runs(cell, probes, config) -> str:
 COPY_LIMIT, COPY_COUNT = 128 * 1024**2, 1000
 
 
-def _write(nb, path: Path) -> None:
-    """Write the notebook as `nbformat.write` does, without checking it against the schema a
-    second time (a quarter of the grading process's own time per notebook): it was checked when
-    read, and every output added since is rebuilt from the sandbox's report by the client."""
-    text = nbformat.v4.nbjson.writes(nb)
+def _write_made(nb, path: Path) -> None:
+    """Write a notebook made for writing (changed on the way: its text split into lines) as
+    `nbformat.write` does, without checking it against the schema a second time or copying it
+    first (together, a third of the grading process's own time per notebook): it was checked
+    when read, and every output in it rebuilt."""
+    nb = strip_transient(split_lines(nb))
+    options = {"indent": 1, "sort_keys": True, "separators": (",", ": "), "ensure_ascii": False}
+    text = json.dumps(nb, cls=BytesEncoder, **options)
     path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
 
 

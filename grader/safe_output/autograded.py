@@ -11,7 +11,6 @@ the grades are taken, so grading is unchanged.
 """
 
 import contextlib
-import copy
 import html
 import re
 from pathlib import Path
@@ -67,28 +66,35 @@ def _metadata(cell) -> dict:
 def inert_notebook(nb, instructors: frozenset[str]):
     """A copy of the graded `nb` that nbconvert renders inert; markdown cells whose source is one
     of `instructors` (the lesson's own text) are kept as written."""
-    nb = copy.deepcopy(nb)
     budget = Budget()
-    for cell in nb.cells:
+    cells = []
+    for graded in nb.cells:
+        cell = _bare_copy(graded)
         if cell.cell_type == "code":
-            cell.outputs = [_output(output, budget) for output in cell.outputs]
+            cell.outputs = [_output(output, budget) for output in graded.get("outputs", [])]
             if type(cell.get("execution_count")) is not int:
                 cell.execution_count = None
         elif cell.cell_type == "raw":
             cell.source = inert_html(cell.source, budget, markdown=False)
         elif cell.source not in instructors:
             cell.source = inert_html(cell.source, budget)
-        cell.metadata = nbformat.from_dict(_metadata(cell))
-        cell.pop("attachments", None)
+        cell.metadata = nbformat.from_dict(_metadata(graded))
         if not isinstance(cell.get("id"), str) or not CELL_ID.match(cell.id):
             cell.pop("id", None)
+        cells.append(cell)
     kernelspec = nb.metadata.get("kernelspec")
     kept = {"kernelspec": kernelspec} if _strings(kernelspec) else {}
     language = nb.metadata.get("language_info", {}).get("name")
     if isinstance(language, str) and CELL_ID.match(language):
         kept["language_info"] = {"name": language}
-    nb.metadata = nbformat.from_dict(kept)
-    return nb
+    return nbformat.from_dict({**_bare_copy(nb, "cells"), "metadata": kept, "cells": cells})
+
+
+def _bare_copy(node, *left_out: str):
+    """A copy of a notebook or cell without what inert_notebook rebuilds or drops (outputs,
+    metadata, attachments, `left_out`): copying all of it was a sixth of a notebook's grading."""
+    dropped = {"outputs", "metadata", "attachments", *left_out}
+    return nbformat.from_dict({key: value for key, value in node.items() if key not in dropped})
 
 
 def _strings(value) -> bool:
