@@ -303,12 +303,23 @@ class DrawnProgram:
             out = out + shadow(x, a, b, c)
         return out
 
-    def on_values(self, Value):
-        """The program as a function of Values: f(*values) returns a Value."""
+    def on_values(self, Value, runs: int | None = None):
+        """The program as a function of Values: f(*values) returns a Value. With `runs`, it runs
+        that many times at most (once per gradient an engine needs), so no answer can evaluate
+        it again at other points: a finite difference is impossible, however its Values behave
+        (one that hands every constant back as first made would otherwise hide their slope)."""
+        left = [runs]
 
         def drawn(*values):
             if len(values) != self.count or not all(isinstance(v, Value) for v in values):
                 raise TypeError(f"this drawn function takes {self.count} Values")
+            if left[0] is not None:
+                if left[0] <= 0:
+                    raise TypeError(
+                        f"this drawn function runs {runs} time(s) here, once per gradient: run "
+                        "it once on Values and walk the graph it records backward (section 5)"
+                    )
+                left[0] -= 1
             return self._run(
                 values,
                 lambda x, a, b, c: constant_from(x, lambda d: a * math.sin(b * d + c)),
