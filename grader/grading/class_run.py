@@ -24,7 +24,7 @@ from grader.grading.course_lock import grading_lock
 from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
 from grader.grading.nbgrader_steps import SANITIZE
 from grader.grading.results import Result, scores_of
-from grader.grading.tasks import GradingEngine, GradingTask, with_next_lessons
+from grader.grading.tasks import GradingEngine, GradingTask, with_what_comes_after
 from grader.outcome import Outcome
 from grader.sandbox.outside.isolation import Limits
 from grader.timings import Timings
@@ -264,7 +264,7 @@ def _run_fast(
                 name,
                 student,
                 workers,
-                task.next_lesson if last else None,
+                task.ahead if last else replace(task.ahead, next_lesson=None),
                 record if last else lambda db, run: None,
                 more=not last,
             )
@@ -374,7 +374,9 @@ class GradingSession:
 
     def grade(self, tasks: list[GradingTask], bar) -> list[SubmissionReport]:
         """Grade every task, in this process or the worker processes; advance `bar` per task."""
-        if self.jobs == 1 or len(tasks) <= 1:
+        alone = self.jobs == 1 or len(tasks) <= 1
+        tasks = with_what_comes_after(tasks, 1 if alone else self.jobs)
+        if alone:
             reports = []
             for task in tasks:
                 reports.append(grade_one(task, self.warm))
@@ -486,7 +488,6 @@ def grade_submissions(
         or recorded.get((lesson, student), ("", "", ""))[2]
         != fingerprint(course.submission(student, lesson))
     ]
-    tasks = with_next_lessons(tasks)
     desc = lessons[0] if len(lessons) == 1 else f"{len(lessons)} lessons"
     bar = tqdm(total=len(tasks), desc=desc, unit="nb", disable=not progress, file=sys.stderr)
     with grading_lock(course), bar, contextlib.ExitStack() as stack:

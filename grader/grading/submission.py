@@ -27,6 +27,7 @@ from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.run_outputs import apply_run, folder_files
 from grader.grading.submission_check import open_no_follow, regular_files
+from grader.grading.tasks import Ahead
 from grader.judging import how
 from grader.judging.reference import Seeds, probes_file
 from grader.judging.rules import judge_source
@@ -109,7 +110,7 @@ def autograde_notebook(
     notebook: str,
     student: str,
     workers: Workers,
-    then: str | None,
+    ahead: Ahead,
     record: Callable[[Connection, GradedRun], None],
     more: bool = False,
 ) -> GradedRun:
@@ -119,8 +120,9 @@ def autograde_notebook(
     nbgrader's one folder per submission.
 
     The submission's probes draw their inputs from a seed drawn for it alone, and the reference
-    server gives the solution's observations for the same seed. The sandbox and the
-    reference server prepare the lesson graded next (`then`) meanwhile. `record` writes the
+    server gives the solution's observations for the same seed, asked for in batches sized to
+    what is `ahead`. The sandbox and the reference server prepare the lesson graded next
+    meanwhile. `record` writes the
     run's outcome in the grades' transaction; the autograded notebook is written before it
     commits, so that a grading whose outcome is recorded has its notebook.
     """
@@ -148,7 +150,7 @@ def autograde_notebook(
     judged = notebook == lesson and probes_file(lesson).is_file()  # a lesson's probes
     if judged:
         with timings.step("reference"):
-            seed = workers.seeds.draw(lesson, then)  # its batch is observed meanwhile
+            seed = workers.seeds.draw(lesson, ahead.next_lesson, ahead.share)  # observed meanwhile
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
         probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
         with timings.step("judge"):
@@ -157,7 +159,7 @@ def autograde_notebook(
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     prefix = lesson if notebook == lesson else None  # the kit's lessons share their first cells
     files = folder_files(target, path.name)
-    report = workers.sandbox.run(cells, files, probes, prefix, then, files_back=more)
+    report = workers.sandbox.run(cells, files, probes, prefix, ahead.next_lesson, files_back=more)
     timings.update(report.timings)
     if report.outcome == Outcome.NOT_GRADED:  # its report broke the channel's rules
         raise RunRefused(_detail(report, nb))

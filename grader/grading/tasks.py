@@ -1,6 +1,7 @@
-"""Grading tasks: one per submission, with everything grading it depends on, and the order of a
-call's lessons (each task names the lesson graded after its own in the same call)."""
+"""Grading tasks: one per submission, with everything grading it depends on, and what comes
+after it in its call (the lesson graded next, how many of its own lesson are left)."""
 
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from grader.compat import StrEnum
@@ -16,6 +17,16 @@ class GradingEngine(StrEnum):
 
 
 @dataclass(frozen=True)
+class Ahead:
+    """What comes after a submission in its call: the lesson graded after its lesson's
+    submissions, and how many of its lesson's submissions, this one included, each grading
+    process can expect still to grade (what the reference's next batch of seeds is sized to)."""
+
+    next_lesson: str | None = None
+    share: int | None = None  # None: not known
+
+
+@dataclass(frozen=True)
 class GradingTask:
     """One submission to grade, and everything grading it depends on."""
 
@@ -24,11 +35,18 @@ class GradingTask:
     student: str
     engine: GradingEngine
     limits: Limits
-    next_lesson: str | None = None  # graded after this one, in the same call
+    ahead: Ahead = Ahead()
 
 
-def with_next_lessons(tasks: list[GradingTask]) -> list[GradingTask]:
-    """The tasks, each naming the lesson whose tasks come after its lesson's."""
+def with_what_comes_after(tasks: list[GradingTask], processes: int) -> list[GradingTask]:
+    """The tasks, in their order, each told what comes after it when `processes` grading
+    processes take them in turn."""
     order = list(dict.fromkeys(task.lesson for task in tasks))
     after = dict(zip(order, order[1:], strict=False))
-    return [replace(task, next_lesson=after.get(task.lesson)) for task in tasks]
+    left = Counter(task.lesson for task in tasks)
+    told = []
+    for task in tasks:
+        share = -(-left[task.lesson] // processes)
+        left[task.lesson] -= 1
+        told.append(replace(task, ahead=Ahead(after.get(task.lesson), share)))
+    return told

@@ -148,15 +148,18 @@ class Seeds:
         self._questions: dict[int, list[int]] = {}  # seed -> the seeds asked for with it
         self._answers: dict[int, Answers] = {}  # seed -> the answer that covers it
 
-    def draw(self, lesson: str, then: str | None = None) -> int:
+    def draw(self, lesson: str, then: str | None = None, wanted: int | None = None) -> int:
         """A seed for one submission of `lesson`, never drawn before; when a batch runs out,
-        the next is asked for (`then`: the lesson graded after this one)."""
+        the next is asked for (`then`: the lesson graded after this one), of `wanted` seeds if
+        this process expects no more submissions of the lesson than that, this one included
+        (seeds left over cost the reference a run each)."""
         unused = self._unused.setdefault(lesson, [])
         if not unused:
             # A question whose answer was never collected (a submission failed between drawing
             # its seed and being judged) is passed over when the next answer is collected.
             self._forget({seed for seed in self._questions if seed not in self._answers})
-            seeds = [secrets.randbelow(2**63) for _ in range(self.batch)]
+            size = min(self.batch, max(1, wanted or self.batch))
+            seeds = [secrets.randbelow(2**63) for _ in range(size)]
             self.observer.ask(lesson, seeds, then)
             self._questions.update(dict.fromkeys(seeds, seeds))
             unused.extend(seeds)

@@ -75,6 +75,19 @@ def test_a_lesson_draws_from_its_own_batch():
     assert third in observer.asked[0] and third != first
 
 
+def test_a_batch_asks_for_no_more_seeds_than_the_process_expects_to_use():
+    """Two submissions of lesson a left to this process: a batch of two, not four; without a
+    count, a full batch."""
+    observer = Scripted({}, {})
+    seeds = Seeds(observer, batch=4)
+    first = seeds.draw("a", wanted=2)
+    seeds.draw("a", wanted=1)
+    assert [len(asked) for asked in observer.asked] == [2]
+    seeds.observations("a", first)
+    seeds.draw("b")
+    assert [len(asked) for asked in observer.asked] == [2, 4]
+
+
 def test_a_seed_the_solution_fails_on_fails_alone():
     observer = Scripted()
     seeds = Seeds(observer, batch=2)
