@@ -26,25 +26,38 @@ __all__ = [
 ]
 
 
-def _check_count(result, expected, name, mistakes) -> None:
+def _check_count(result, expected, name, mistakes, advice="") -> None:
     """Check a number of bytes: a whole number equal to `expected`; `mistakes` maps an
-    explanation to the number a typical mistake gives."""
+    explanation to the number a typical mistake gives; `advice` follows any other wrong number."""
     value = one_number(result, name, "a number of bytes")
     if value == expected:
         return
     for explanation, wrong in mistakes.items():
         if value == wrong:
             raise CheckFailed(f"{name} returned {value:g}, which is wrong: {explanation}")
-    raise CheckFailed(f"{name} returned {value:g}, but the answer is {expected:g}.")
+    raise CheckFailed(f"{name} returned {value:g}, but the answer is {expected:g}.{advice}")
 
 
 # Exercise 2 · How many bytes a graph saves
 
 
-def check_saved_bytes(result, expected, per_save, elements, four_bytes, text) -> None:
+def check_saved_bytes(
+    result,
+    expected,
+    per_save,
+    elements,
+    four_bytes,
+    text,
+    own_bytes=None,
+    x_sized=None,
+    per_slice=None,
+) -> None:
     """Check saved_bytes(f, x)'s result against `expected`; the numbers typical mistakes give:
     `per_save`, the bytes added up once per save; `elements`, the number of elements of the
-    distinct storages instead of bytes; `four_bytes`, 4 bytes per element whatever the dtype."""
+    distinct storages instead of bytes; `four_bytes`, 4 bytes per element whatever the dtype;
+    `own_bytes`, each storage counted by the elements of a tensor saved in it (a slice's, not
+    the storage's); `x_sized`, every storage counted as large as x; `per_slice`, a storage counted
+    once for each place in it (data_ptr()) a saved tensor starts at."""
     mistakes = {
         "nothing was saved: run f on a copy of x that requires gradients, or autograd records "
         "no graph and saves nothing (section 1).": 0,
@@ -58,6 +71,21 @@ def check_saved_bytes(result, expected, per_save, elements, four_bytes, text) ->
             "every element was counted as 4 bytes, but the size of an element depends on the "
             "dtype: 8 bytes in float64 (section 3)."
         ] = four_bytes
+    if own_bytes is not None:
+        mistakes[
+            "that counts the elements of the tensors saved, but a saved slice keeps the whole "
+            "storage it is a view of in memory: count the bytes of each storage (section 3)."
+        ] = own_bytes
+    if x_sized is not None:
+        mistakes[
+            "that counts every storage as large as x, but a graph can save tensors of other "
+            "sizes (here a sum, one number): count the bytes of each storage (section 3)."
+        ] = x_sized
+    if per_slice is not None:
+        mistakes[
+            "that counts one storage several times, once for each slice of it that was saved: "
+            "slices of one tensor share its storage, which holds its memory once (section 3)."
+        ] = per_slice
     _check_count(result, expected, f"saved_bytes({text}, x)", mistakes)
 
 
@@ -74,8 +102,8 @@ def explaining_inplace_errors():
         if "modified by an inplace operation" in message:
             message += (
                 "\ntanh() saved its output h for the way back (section 1), and the assignment "
-                "h[...] = ... then writes into h in place, under no_grad() too: backward() "
-                "can no longer use what tanh saved (section 2)."
+                "h[...] = ... (like any in-place change of h) then writes into h in place, under "
+                "no_grad() too: backward() can no longer use what tanh saved (section 2)."
             )
         elif "does not require grad" in message:
             message += (
@@ -85,22 +113,31 @@ def explaining_inplace_errors():
         raise CheckFailed(message) from None
 
 
-def check_rectified_tanh(gradient, expected, hidden_change, unrectified, atol=1e-4, drawn=False):
+def check_rectified_tanh(
+    gradient, expected, hidden_change, unrectified, leaky=None, atol=1e-4, drawn=False
+):
     """Check rectified_tanh_grad(x, g)'s result against `expected`; `hidden_change`: what it
     returns when h.data is changed in place, so that tanh's backward uses 1 - 0**2 where h was
-    set to 0; `unrectified`: the gradient of sum(g(tanh(x))); `drawn`: g was drawn at random."""
+    set to 0; `unrectified`: the gradient of sum(g(tanh(x))); `leaky`: what it returns when the
+    zeroing is a detached tensor subtracted, so tanh's gradient reaches x where x < 0 too;
+    `drawn`: g was drawn at random."""
+    mistakes = {
+        "a silently wrong gradient where x < 0 (it should be 0 there): the values were set to 0 "
+        "where autograd does not see it (through .data, which hides the change from autograd, "
+        "or on x before it was tracked), so setting them to 0 is not differentiated (section "
+        "2).": hidden_change,
+        "that is the gradient of sum(g(tanh(x))): the negative values of tanh(x) must still be "
+        "set to 0, and where they are, the gradient is 0.": unrectified,
+        "a gradient where x < 0 (it should be 0 there): what set the negative values to 0 was "
+        "detached, so autograd does not differentiate it, and tanh's gradient still reaches x "
+        "there (section 2).": leaky,
+    }
     check_drawn_tensor(
         gradient,
         expected,
         "rectified_tanh_grad(x, g)",
         atol=atol,
-        mistakes={
-            "a silently wrong gradient where x < 0 (it should be 0 there): changing .data "
-            "hides the change from autograd, so the assignment is not differentiated and "
-            "tanh's backward used the changed output (section 2).": hidden_change,
-            "that is the gradient of sum(g(tanh(x))): the negative values of tanh(x) must still "
-            "be set to 0, and where they are, the gradient is 0.": unrectified,
-        },
+        mistakes={text: value for text, value in mistakes.items() if value is not None},
         drawn="rectified_tanh_grad a function g" if drawn else None,
     )
 
@@ -108,10 +145,19 @@ def check_rectified_tanh(gradient, expected, hidden_change, unrectified, atol=1e
 # Exercise 4 · Save in lower precision
 
 
-def check_grad_with_saved_as(result, x, expected, exact, unrestored, drawn=False) -> None:
+def _same(a, b) -> bool:
+    """Whether two gradients agree to the last bits of float64."""
+    return bool(torch.allclose(a.double(), b.double(), rtol=1e-12, atol=1e-14))
+
+
+def check_grad_with_saved_as(
+    result, x, expected, exact, unrestored, drawn=False, float32_back=None, other_dtype=None
+) -> None:
     """Check grad_with_saved_as(f, x, dtype)'s result against `expected`; `exact`: the gradient
     with nothing packed; `unrestored`: the gradient when unpack hands the tensors back in dtype;
-    `drawn`: f was drawn at random."""
+    `drawn`: f was drawn at random; `float32_back`: the gradient when unpack hands them back in
+    float32 whatever their dtype (on float64 numbers, 1e-8 off: compared to the last bit);
+    `other_dtype`: the gradient with the tensors stored in the other 16-bit dtype."""
     if isinstance(result, torch.Tensor) and result.dtype != x.dtype:
         raise CheckFailed(
             f"grad_with_saved_as returned a {result.dtype} gradient for a {x.dtype} x: only "
@@ -119,17 +165,32 @@ def check_grad_with_saved_as(result, x, expected, exact, unrestored, drawn=False
             "dtype, and the unpack hook gives each saved tensor back in the dtype it had "
             "(section 3)."
         )
+    if (
+        float32_back is not None
+        and isinstance(result, torch.Tensor)
+        and result.shape == expected.shape
+        and not _same(result, expected)
+        and _same(result, float32_back)
+    ):
+        raise CheckFailed(
+            f"grad_with_saved_as(f, x, dtype) is wrong: on {x.dtype} numbers, backward() got the "
+            f"saved tensors back in float32, not in the {x.dtype} they had before packing; the "
+            "unpack hook must give each one back in the dtype it had (section 3)."
+        )
+    mistakes = {
+        "that is the exact gradient: the saved tensors were kept in full precision. Pack "
+        "every tensor the graph saves into dtype while f runs (section 3).": exact,
+        "backward() got the saved tensors back in dtype: the unpack hook must give each one "
+        "back in the dtype it had before packing (section 3).": unrestored,
+        "the saved tensors were stored in another 16-bit dtype than the one asked for: "
+        "store them in the dtype grad_with_saved_as is handed (section 3).": other_dtype,
+    }
     check_drawn_tensor(
         result,
         expected,
         "grad_with_saved_as(f, x, dtype)",
         atol=1e-6,
-        mistakes={
-            "that is the exact gradient: the saved tensors were kept in full precision. Pack "
-            "every tensor the graph saves into dtype while f runs (section 3).": exact,
-            "backward() got the saved tensors back in dtype: the unpack hook must give each one "
-            "back in the dtype it had before packing (section 3).": unrestored,
-        },
+        mistakes={text: value for text, value in mistakes.items() if value is not None},
         drawn="grad_with_saved_as a function f" if drawn else None,
     )
 
@@ -157,4 +218,6 @@ def check_segment_bytes(result, expected, wrong, text) -> None:
             "that does not require gradients gives an output that does not either, and the "
             "graph is cut (section 4).": 0,
         },
+        advice=" Every segment of k blocks, the last one (which may hold fewer) too, runs "
+        "through checkpoint as one, while the hook counts (section 4).",
     )
