@@ -45,6 +45,10 @@ def check_jacobian(result, expected, text, wrong=None, drawn=False) -> None:
     mistakes = {
         "the columns were stacked as rows: this is the Jacobian transposed. The Jacobian-vector "
         "product for input j is column j of the Jacobian (section 2).": expected.T,
+        "every column is J·1, the sum of the Jacobian's columns: the tangent of the pass for "
+        "input j must pick input j alone, 1 there and 0 elsewhere (section 2).": expected.sum(
+            1, keepdim=True
+        ).expand(m, n),
     }
     if "values" in wrong:
         mistakes[
@@ -140,11 +144,15 @@ def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
         drawn="per_sample_grads a loss" if drawn else None,
         mistakes={
             "row i holds the sum of the gradients of examples 0 to i: backward() adds to "
-            "w.grad, so clear it before each example (or use torch.autograd.grad).": wrong[
-                "running"
-            ],
+            "w.grad, so clear it before each example, or use torch.autograd.grad (lesson 4, "
+            "and section 5).": wrong["running"],
             "these are the gradients with respect to each x, not w: differentiate with "
-            "respect to w.": wrong["x"],
+            "respect to w (section 1 on grad's first argument).": wrong["x"],
+            "each row is divided by the number of examples: row i is the gradient of example "
+            "i's loss alone, not of its share of a mean (section 5).": expected / len(expected),
+            "every row holds the last example's gradient: each row kept is the one tensor "
+            "w.grad, which the next example's backward() refills, so what was kept changes "
+            "with it (section 5).": expected[-1:].expand_as(expected),
         },
     )
 
@@ -166,11 +174,12 @@ def explaining_module_errors():
 
 _NORM_MISTAKES = {
     "squared": "these are the squared lengths: the length is the square root of the sum of "
-    "the squared entries.",
+    "the squared entries (Exercise 5's last sentence).",
     "summed": "this adds up one length per parameter tensor: the length of an example's "
-    "gradient is taken over all its parameters together, as one long vector.",
+    "gradient is taken over all its parameters together, as one long vector (Exercise 5).",
     "running": "entry i is the length of the gradients of examples 0 to i added up: backward() "
-    "adds to .grad, so clear the gradients before each example (or use torch.autograd.grad).",
+    "adds to .grad, so clear the gradients before each example, or use torch.autograd.grad "
+    "(lesson 4, and section 5).",
 }
 
 

@@ -16,9 +16,22 @@ HOW = {
 }
 
 
+def _one_more_output(f):
+    """f with the sum of its outputs as one more output: a Jacobian with one more row than
+    columns, so neither its transpose nor an answer that assumes a square one has its shape."""
+
+    def longer(t):
+        out = f(t)
+        return torch.cat([out, out.sum(0, keepdim=True)])
+
+    return longer
+
+
 def test_jacobian_by_columns(student, observe, draw):
     for i, n in enumerate((draw.integer(2, 3), draw.integer(4, 6))):
-        f, _ = draw.mixing_function(n)
+        f, outputs = draw.mixing_function(n)
+        if i == 1 and outputs == n:  # the second Jacobian is never square
+            f = _one_more_output(f)
         x = draw.tensor(n, low=-2.0, high=2.0)
         observe(f"the Jacobian of drawn function {i + 1}", student.jacobian_by_columns(f, x))
 
@@ -35,7 +48,18 @@ def test_hvp(student, observe, draw):
     def summed(t):
         return mixing(t).sum()
 
-    for name, f in (("a coupled drawn function", coupled), ("a summed drawn function", summed)):
+    # A term whose gradient autograd sees, bend * t, but not its curvature: the t it multiplies
+    # by is detached, so autograd's H v leaves out bend * v, which every estimate made from
+    # gradients (a finite difference of grad f along v) takes in.
+    bend = draw.choice([-1, 1]) * draw.number(0.3, 1.0)
+
+    def bent(f):
+        return lambda t: f(t) + bend * (t * t.detach()).sum()
+
+    for name, f in (
+        ("a coupled drawn function", bent(coupled)),
+        ("a summed drawn function", bent(summed)),
+    ):
         x = draw.tensor(n, low=-1.5, high=1.5, dtype=torch.float64)
         v = draw.tensor(n, low=-1.0, high=1.0, dtype=torch.float64)
         observe(f"hvp({name}, x, v)", student.hvp(f, x, v))
