@@ -57,6 +57,11 @@ def check_rule_slope(answer, left, right, want) -> None:
     answer = _number(answer, name)
     if math.isclose(answer, want, rel_tol=1e-9, abs_tol=1e-12):
         return
+    require(
+        left != right,
+        f"{name} returned {answer:.6g}: with equal slopes on both sides there is no corner, so "
+        "the operation has a derivative at p, and the rule uses it (section 2).",
+    )
     low, high = min(left, right), max(left, right)
     kind = "convex" if left < right else "concave"
     if left != right and math.isclose(answer, (left + right) / 2, abs_tol=1e-12):
@@ -122,14 +127,29 @@ def check_unit_rows(unit_rows, rows, weights, expected_values, expected_gradient
     v = torch.tensor(rows, requires_grad=True)
     zero = [i for i, row in enumerate(rows) if not any(row)]
     result = call(unit_rows, v, name="unit_rows")
-    require(
-        not isinstance(result, torch.Tensor)
-        or tuple(result.shape) != tuple(v.shape)
-        or bool(torch.isfinite(result).all()),
-        f"unit_rows(v) is not finite (nan or inf) on the rows of zeros {zero}:\n"
-        f"{result.detach() if isinstance(result, torch.Tensor) else result}\n"
-        "a row of zeros has length 0, and 0 / 0 is nan (section 3).",
-    )
+    shaped = isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(v.shape)
+    if shaped:
+        bad = [i for i in range(len(rows)) if not bool(torch.isfinite(result[i]).all())]
+        require(
+            not bad,
+            f"unit_rows(v) is not finite (nan or inf) on the rows {bad}:\n{result.detach()}\n"
+            + (
+                "a row of zeros has length 0, and 0 / 0 is nan (section 3)."
+                if set(bad) <= set(zero)
+                else "a row that is not zero has a length above 0, however short the row: "
+                "look at what each operation computes on it (section 3)."
+            ),
+        )
+        lengths = v.detach().double().norm(dim=1)
+        for i, length in enumerate(lengths.tolist()):
+            got = float(result[i].detach().double().norm())
+            require(
+                not 0 < length < 1e-3 or math.isclose(got, 1.0, rel_tol=1e-4),
+                f"row {i} of unit_rows(v) has length {got:.6g}, not 1: that row of v is short "
+                f"(length {length:.3g}) but not zero, so it has a direction, and dividing it by "
+                "its own length gives length 1. A number added to the length, or a lower bound "
+                "on it, changes the result on short rows (section 3).",
+            )
     check_tensor(result, expected_values, "unit_rows(v)", atol=1e-5)
     require(
         result.requires_grad,
@@ -137,12 +157,14 @@ def check_unit_rows(unit_rows, rows, weights, expected_values, expected_gradient
         "from torch operations on v, without detach(), torch.no_grad() or .item().",
     )
     (gradient,) = torch.autograd.grad(result, v, torch.tensor(weights))
+    bad = [i for i in range(len(rows)) if not bool(torch.isfinite(gradient[i]).all())]
     require(
-        bool(torch.isfinite(gradient).all()),
-        f"the gradient of unit_rows is not finite (nan or inf) on the rows of zeros {zero}:\n"
+        not bad,
+        f"the gradient of unit_rows is not finite (nan or inf) on the rows {bad}:\n"
         f"{gradient}\nan operation ran at a point where its backward divides by 0, and a "
-        "torch.where after it picks values, not gradients (section 3). Look at every operation "
-        "that sees the length of a row of zeros.",
+        "torch.where after it picks values, but that operation's backward still runs on every "
+        "entry (section 3). Look at every operation that sees the length of "
+        + ("a row of zeros." if set(bad) <= set(zero) else "those rows."),
     )
     on_zero_rows = gradient[zero]
     require(

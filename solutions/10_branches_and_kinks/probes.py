@@ -63,11 +63,14 @@ def test_unit_rows(student, observe, draw):
     v = draw.tensor(n, d)
     zero_rows = sorted({draw.integer(0, n - 1) for _ in range(2)})
     others = [i for i in range(n) if i not in zero_rows]
-    short_rows = others[:2]  # rows near the bad point: lengths from 0.001 to 0.01
+    # Rows near the bad point, lengths from 1e-9 to 1e-8 and from 0.001 to 0.01: a small number
+    # added to the length, or a lower bound on it above 1e-9, changes the first one's direction.
+    short_rows = others[:2]
+    lengths = [draw.number(1.0, 10.0) * 1e-9, draw.number(0.001, 0.01, digits=4)]
     for i in zero_rows:
         v[i] = 0.0
-    for i in short_rows:
-        v[i] = v[i] / v[i].norm() * draw.number(0.001, 0.01, digits=4)
+    for i, length in zip(short_rows, lengths, strict=True):
+        v[i] = v[i] / v[i].norm() * length
     v[others[2], draw.integer(0, d - 1)] = 0.0  # one coordinate 0: no bad point at all
     v.requires_grad_()
     directions = student.unit_rows(v)
