@@ -17,6 +17,7 @@ from grader.checks import CheckFailed, require
 
 __all__ = [
     "DrawnProgram",
+    "Limited",
     "Node",
     "an_order",
     "check_descent",
@@ -25,6 +26,7 @@ __all__ = [
     "check_order",
     "check_backward",
     "constant_from",
+    "is_input",
     "random_graph",
 ]
 
@@ -131,10 +133,18 @@ def _near(actual, expected, tol: float = 1e-6) -> bool:
     return abs(actual - expected) <= tol * max(1.0, abs(expected))
 
 
+def is_input(parent, given) -> bool:
+    """Whether `parent` is the input `given`: that Value itself or, for a number, a Value that
+    holds it and has no parents (what `as_value` makes of it)."""
+    if _number(given):
+        return getattr(parent, "data", None) == given and not tuple(getattr(parent, "parents", ()))
+    return parent is given
+
+
 def check_operation(result, shown, inputs, data, local_grads, mistakes=None) -> None:
     """Check what an operation returned: a Value of the lesson's kind whose data is `data`, whose
-    parents are `inputs` and whose local_grads are `local_grads`; `mistakes`: the local_grads
-    of each typical mistake, by explanation."""
+    parents are `inputs` (a number among them: a Value holding it) and whose local_grads are
+    `local_grads`; `mistakes`: the local_grads of each typical mistake, by explanation."""
     require(
         all(hasattr(result, a) for a in ("data", "parents", "local_grads")),
         f"{shown} returned {result!r}: it should return a new Value, made with "
@@ -149,12 +159,15 @@ def check_operation(result, shown, inputs, data, local_grads, mistakes=None) -> 
         f"{shown}.data is {result.data:.6g}, but the operation's value is {data:.6g}.",
     )
     parents = tuple(result.parents) if isinstance(result.parents, list | tuple) else None
+    numbers = any(_number(i) for i in inputs)
     require(
         parents is not None
         and len(parents) == len(inputs)
-        and all(p is i for p, i in zip(parents, inputs, strict=True)),
+        and all(is_input(p, i) for p, i in zip(parents, inputs, strict=True)),
         f"{shown}.parents should be the {len(inputs)} Value(s) it was computed from, "
-        f"{tuple(inputs)!r}, in the order the operation takes them (section 1).",
+        f"{tuple(inputs)!r}, in the order the operation takes them"
+        + (", a number turned into a Value with as_value" if numbers else "")
+        + " (section 1).",
     )
     grads = tuple(result.local_grads) if isinstance(result.local_grads, list | tuple) else None
     require(
@@ -244,6 +257,35 @@ def check_backward(grads, expected, shown, mistakes=None) -> None:
 # Exercises 4 and 5 · the engine on drawn programs
 
 
+class Limited:
+    """A function that runs `runs` times at most, once per list of gradients an engine needs, so
+    that no answer evaluates it again at other points (a finite difference); shown as `name`.
+    The function and the count live in a closure, which no answer reaches without reaching for
+    the interpreter's internals (`grader.judging.internals`)."""
+
+    __slots__ = ("_call", "_name")
+
+    def __init__(self, fn, runs: int, name: str = "f"):
+        left = [runs]
+
+        def call(*args):
+            if left[0] <= 0:
+                raise TypeError(
+                    f"{name} runs {runs} time(s) here, once per list of gradients: run it once "
+                    "on Values and walk the graph it records backward (sections 3 to 5)"
+                )
+            left[0] -= 1
+            return fn(*args)
+
+        self._call, self._name = call, name
+
+    def __call__(self, *args):
+        return self._call(*args)
+
+    def __repr__(self):
+        return self._name
+
+
 def constant_from(value, fn):
     """A Value of value's own class holding fn(value.data), recorded with no parents: a number
     computed from value that the chain rule does not follow back, as torch's detach()."""
@@ -308,24 +350,16 @@ class DrawnProgram:
         that many times at most (once per gradient an engine needs), so no answer can evaluate
         it again at other points: a finite difference is impossible, however its Values behave
         (one that hands every constant back as first made would otherwise hide their slope)."""
-        left = [runs]
 
         def drawn(*values):
             if len(values) != self.count or not all(isinstance(v, Value) for v in values):
                 raise TypeError(f"this drawn function takes {self.count} Values")
-            if left[0] is not None:
-                if left[0] <= 0:
-                    raise TypeError(
-                        f"this drawn function runs {runs} time(s) here, once per gradient: run "
-                        "it once on Values and walk the graph it records backward (section 5)"
-                    )
-                left[0] -= 1
             return self._run(
                 values,
                 lambda x, a, b, c: constant_from(x, lambda d: a * math.sin(b * d + c)),
             )
 
-        return drawn
+        return drawn if runs is None else Limited(drawn, runs, "the drawn function")
 
     def on_tensors(self):
         """The program on 0-d float64 tensors, the constants computed from detached inputs."""

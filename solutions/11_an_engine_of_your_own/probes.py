@@ -27,7 +27,13 @@ import random
 
 import torch
 
-from grader.lesson_checks.lesson_11 import DrawnProgram, an_order, order_faults, random_graph
+from grader.lesson_checks.lesson_11 import (
+    DrawnProgram,
+    an_order,
+    is_input,
+    order_faults,
+    random_graph,
+)
 
 
 def _rng(draw):
@@ -36,34 +42,40 @@ def _rng(draw):
 
 
 def test_operations(student, observe, draw):
+    """Each operation on Values drawn here, and sub and div on a number and a Value (as in
+    `2.0 - c`), which as_value turns into a Value with no parents (section 1)."""
     value = student.Value
-    size = [draw.number(0.3, 2.0) for _ in range(4)]
+    size = [draw.number(0.3, 2.0) for _ in range(5)]
     a, b = value(size[0]), value(-size[1])  # a positive, b negative
     c, d = value(size[2]), value(draw.choice([-1, 1]) * size[3])
+    zero = value(0.0)  # the corner of relu, where its local derivative is 0, as worded
     k = draw.choice([-1.5, -0.5, 0.5, 1.5, 2.5])
-    cases = [
-        ("sub(b, a)", student.sub, (b, a)),
-        ("sub(c, d)", student.sub, (c, d)),
-        ("div(a, b)", student.div, (a, b)),
-        ("div(d, c)", student.div, (d, c)),
-        (f"power(c, {k})", student.power, (c, k)),
-        ("power(b, 3)", student.power, (b, 3)),
-        ("exp(d)", student.exp, (d,)),
-        ("log(c)", student.log, (c,)),
-        ("tanh(d)", student.tanh, (d,)),
-        ("relu(a)", student.relu, (a,)),
-        ("relu(b)", student.relu, (b,)),
+    cases = [  # shown, operation, arguments, inputs (what the parents must be)
+        ("sub(b, a)", student.sub, (b, a), (b, a)),
+        ("sub(c, d)", student.sub, (c, d), (c, d)),
+        (f"sub({size[4]}, d)", student.sub, (size[4], d), (size[4], d)),
+        ("div(a, b)", student.div, (a, b), (a, b)),
+        ("div(d, c)", student.div, (d, c), (d, c)),
+        (f"div({size[4]}, b)", student.div, (size[4], b), (size[4], b)),
+        (f"power(c, {k})", student.power, (c, k), (c,)),
+        ("power(b, 3)", student.power, (b, 3), (b,)),
+        ("power(0, 2)", student.power, (zero, 2), (zero,)),
+        ("exp(d)", student.exp, (d,), (d,)),
+        ("log(c)", student.log, (c,), (c,)),
+        ("tanh(d)", student.tanh, (d,), (d,)),
+        ("relu(a)", student.relu, (a,), (a,)),
+        ("relu(b)", student.relu, (b,), (b,)),
+        ("relu(0)", student.relu, (zero,), (zero,)),
     ]
-    for shown, operation, args in cases:
+    for shown, operation, args, inputs in cases:
         result = operation(*args)
-        inputs = [x for x in args if isinstance(x, value)]
         observe(f"{shown}.data", result.data)
         observe(f"{shown}.local_grads", list(result.local_grads))
         parents = list(result.parents)
         observe(
             f"{shown}.parents are its inputs, in order",
             len(parents) == len(inputs)
-            and all(p is x for p, x in zip(parents, inputs, strict=False)),
+            and all(is_input(p, x) for p, x in zip(parents, inputs, strict=False)),
         )
 
 
