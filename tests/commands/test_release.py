@@ -41,3 +41,26 @@ def test_release_rejects_an_unknown_lesson(tmp_path):
 
     with pytest.raises(NoSuchLesson, match="no such lesson: 99_nope"):
         release(["99_nope"], into=tmp_path, record=False)
+
+
+def test_the_example_class_keeps_each_released_lesson_s_first_cells():
+    """The example class's submissions (the demo's and the benchmark's) hold the released
+    notebook's code cells up to the first exercise, as a student's notebook does: the sandbox
+    runs those cells once per lesson for every submission that kept them, so a stale copy would
+    run them again for each submission (lesson 8's timing cells: seconds each)."""
+    import nbformat
+
+    from grader.cells import grade_id
+    from grader.course import EXAMPLE_CLASS
+
+    stale = []
+    for lesson in lessons():
+        code = [
+            c for c in nbformat.read(student_notebook(lesson), 4).cells if c.cell_type == "code"
+        ]
+        first = next(i for i, c in enumerate(code) if grade_id(c))
+        for path in sorted(EXAMPLE_CLASS.glob(f"submitted/*/{lesson}/{lesson}.ipynb")):
+            cells = [c for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+            if [c.source for c in cells[:first]] != [c.source for c in code[:first]]:
+                stale.append(str(path.relative_to(EXAMPLE_CLASS)))
+    assert stale == []
