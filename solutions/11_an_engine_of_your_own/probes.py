@@ -35,6 +35,26 @@ from grader.lesson_checks.lesson_11 import (
     random_graph,
 )
 
+# How the exercises ask their answers to be worked out, read from the answers' code in the grading
+# process (grader.judging.how): the engine is the student's own, in plain Python. Code that reaches
+# for torch (local derivatives asked of torch.autograd, a graph copied into torch and backward()
+# called there) is flagged for the instructor; the values are graded as for every test.
+HOW = {
+    "test_operations": {
+        "sub": ["without torch"],
+        "div": ["without torch"],
+        "power": ["without torch"],
+        "exp": ["without torch"],
+        "log": ["without torch"],
+        "tanh": ["without torch"],
+        "relu": ["without torch"],
+    },
+    "test_topological_order": {"topological_order": ["without torch"]},
+    "test_backward": {"backward": ["without torch"]},
+    "test_gradients": {"gradients": ["without torch"]},
+    "test_descend": {"descend": ["without torch"]},
+}
+
 
 def _rng(draw):
     """A generator for the graph builders, seeded from the draw: the same in both processes."""

@@ -21,12 +21,30 @@ from grader.judging.reference import probes_file
 from grader.judging.rules import judge_source
 
 ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
-L3, L5, L7, L10 = (
+L3, L5, L7, L10, L11 = (
     "03_backward_and_scalar_outputs",
     "05_gradients_at_work",
     "07_stopping_and_shaping_gradients",
     "10_branches_and_kinks",
+    "11_an_engine_of_your_own",
 )
+# Lesson 11's gradients through torch: the recorded graph copied into tensors, torch's backward()
+TORCH_ENGINE = """import torch as _t
+
+
+def gradients(f, xs):
+    values = [Value(float(x)) for x in xs]
+    out = f(*values)
+    copies = {}
+    for node in topological_order(out):
+        if node.parents:
+            terms = [copies[id(p)] * g for p, g in zip(node.parents, node.local_grads)]
+            copies[id(node)] = sum(terms)
+        else:
+            copies[id(node)] = _t.tensor(0.0, dtype=_t.float64, requires_grad=True)
+    copies[id(out)].backward()
+    return [copies[id(v)].grad.item() for v in values]
+"""
 
 
 def _read(lesson: str, answers: dict[str, str]) -> how.Reading:
@@ -120,6 +138,7 @@ def test_route_rules_are_flagged_for_the_instructor_never_zeroed():
             "    def forward(ctx, v):\n        return v / (v**2).sum(1, keepdim=True).sqrt()\n\n"
             "def unit_rows(v):\n    return _Unit.apply(v)\n",
         ),
+        (L11, "gradients", TORCH_ENGINE),
     ]
     for lesson, cell, answer in cases:
         reading = _read(lesson, {cell: answer})

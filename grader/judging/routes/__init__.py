@@ -9,12 +9,20 @@ readings here only tell the instructor where to look; a reading of arbitrary cod
 (a cell magic, a module written at run time) and so can never stand alone.
 """
 
-from grader.judging.routes import as_written, no_autograd, optimizers, using_autograd, with_a_hook
+from grader.judging.routes import (
+    as_written,
+    no_autograd,
+    no_torch,
+    optimizers,
+    using_autograd,
+    with_a_hook,
+)
 
 BY_HAND, USING_AUTOGRAD, WITH_A_HOOK = "by hand", "using autograd", "with a hook"
 AS_WRITTEN = "differentiated as written"  # no gradient of its own: no Function, hook, detach
 WITH_OR_WITHOUT_AN_OPTIMIZER = "with or without an optimizer, as the solution"
 WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
+WITHOUT_TORCH = "without torch"  # an engine of the student's own, in plain Python
 
 FLAGS = {
     BY_HAND: no_autograd.flag,  # by-hand work that is no formula: a gradient summed to a shape
@@ -23,5 +31,13 @@ FLAGS = {
     AS_WRITTEN: as_written.flag,
     WITH_AN_OPTIMIZER: optimizers.flag_without_one,
     WITHOUT_AN_OPTIMIZER: optimizers.flag_one,
+    WITHOUT_TORCH: no_torch.flag,
 }
-DECLARED = {BY_HAND, USING_AUTOGRAD, WITH_A_HOOK, AS_WRITTEN, WITH_OR_WITHOUT_AN_OPTIMIZER}
+DECLARED = {
+    BY_HAND,
+    USING_AUTOGRAD,
+    WITH_A_HOOK,
+    AS_WRITTEN,
+    WITH_OR_WITHOUT_AN_OPTIMIZER,
+    WITHOUT_TORCH,
+}
