@@ -78,6 +78,13 @@ def test_every_lesson_has_rules_read_from_its_probes_and_tests():
     assert len(found[routes.USING_AUTOGRAD]) >= 12
 
 
+def test_a_submodule_imported_for_one_answer_does_not_flag_another():
+    """`import torch.func` in lesson 5's gradient_descent cell binds `torch`, which
+    central_difference (by hand) uses for other work: that is no autograd reached."""
+    answer = "import torch.func\n" + _solution_source(L5, "gradient_descent")
+    assert _judged(L5, {"gradient_descent": answer}) == how.Reading({}, {})
+
+
 def test_no_solution_or_alternative_answer_is_flagged(lesson):
     """The solution and every correct answer written in another style keep their marks."""
     assert _judged(lesson, {}) == how.Reading({}, {})

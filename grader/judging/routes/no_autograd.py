@@ -31,7 +31,10 @@ def autograd_uses(statements: list[ast.AST]) -> set[str]:
         elif isinstance(node, ast.Attribute) and node.attr == "func" and root_name(node) == "torch":
             uses.add("torch.func")
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            # `import torch.func` binds `torch` alone (its uses show as attributes), so a cell
+            # that uses torch for other work does not reach autograd through it
+            modules = [a.name for a in node.names if a.asname or "." not in a.name]
+            modules = modules if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom):
                 modules = [f"{node.module}.{a.name}" for a in node.names]
             uses.update(m for m in modules if m.startswith(AUTOGRAD_MODULES))
