@@ -24,6 +24,10 @@ INNER_WITHOUT_3X = (
     "its factor for the inner function y = x^2 - 3x is the derivative of x^2 alone: the -3x "
     "term has a derivative too."
 )
+INNER_SIGN = (
+    "its factor for the inner function y = x^2 - 3x has the derivative of the -3x term with the "
+    "wrong sign: recheck the sign of each term of dy/dx."
+)
 
 
 def check_dz_dx(
@@ -34,6 +38,7 @@ def check_dz_dx(
     inner_left_out: float,
     inner_of_section_6: float,
     inner_without_3x: float,
+    inner_sign_flipped: float,
 ) -> None:
     """Check that `answer`, what dz_dx(x) returned, is the finite number `right`, explaining the
     usual slips (the keyword arguments: the values those slips give at x)."""
@@ -55,6 +60,7 @@ def check_dz_dx(
         (inner_left_out, INNER_LEFT_OUT),
         (inner_of_section_6, INNER_OF_SECTION_6),
         (inner_without_3x, INNER_WITHOUT_3X),
+        (inner_sign_flipped, INNER_SIGN),
     ]:
         require(not near(wrong), f"{said}: {why}")
     raise CheckFailed(f"{said}. Check your derivation (chain rule, constant factors).")

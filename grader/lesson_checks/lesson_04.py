@@ -215,14 +215,16 @@ def check_fit_sequence(
 
 
 NOT_KEPT = (
-    "hidden_gradient returned None: the tensor whose .grad you read is not a leaf, and "
-    "backward() fills .grad only for leaves, unless a tensor is asked to keep its gradient "
-    "before backward() runs. By then the name h no longer refers to torch.tanh(x) (section 9)."
+    "hidden_gradient returned None: backward() filled no .grad for the tensor you read. It fills "
+    ".grad only for leaves, unless a tensor is asked to keep its gradient before backward() "
+    "runs, and only for tensors the loss was computed from: each call of torch.tanh(x) makes a "
+    "new tensor, and only the one the loop started from is part of the chain. After the loop, "
+    "the name h no longer refers to torch.tanh(x) (section 9)."
 )
 OF_LEAF = (
-    "that is x.grad, the gradient with respect to the leaf x: by the chain rule it is the "
-    "gradient with respect to torch.tanh(x) times 1 - tanh(x) ** 2. The exercise asks for the "
-    "gradient with respect to torch.tanh(x) itself (section 9)."
+    "that is x.grad, the gradient with respect to the leaf x, one step further back than the "
+    "tensor asked about. The exercise asks for the gradient with respect to torch.tanh(x) "
+    "itself (section 9)."
 )
 LAST = (
     "it is the gradient with respect to the last h (all ones, since loss is its sum). Each step "
