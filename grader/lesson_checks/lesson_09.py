@@ -58,11 +58,22 @@ def check_saved_bytes(
     `own_bytes`, each storage counted by the elements of a tensor saved in it (a slice's, not
     the storage's); `x_sized`, every storage counted as large as x; `per_slice`, a storage counted
     once for each place in it (data_ptr()) a saved tensor starts at."""
+    every_save = (
+        "that adds up every tensor each time a node saves it, but a tensor saved by two nodes "
+        "(or twice by one) holds its memory once: count each storage once (section 3)."
+    )
+    if per_slice is not None and per_slice == per_save:  # one number for both mistakes here
+        every_save = (
+            "that adds up every tensor each time a node saves it, or counts one storage once "
+            "for each slice of it that was saved, but a tensor saved by two nodes (or twice by "
+            "one) holds its memory once, and so does a storage however many slices of it are "
+            "saved (section 3)."
+        )
+        per_slice = None
     mistakes = {
         "nothing was saved: run f on a copy of x that requires gradients, or autograd records "
         "no graph and saves nothing (section 1).": 0,
-        "that adds up every tensor each time a node saves it, but a tensor saved by two nodes "
-        "(or twice by one) holds its memory once: count each storage once (section 3).": per_save,
+        every_save: per_save,
         "that is a number of elements, not of bytes: each element of a float32 tensor takes 4 "
         "bytes, of a float64 tensor 8 (section 3).": elements,
     }
