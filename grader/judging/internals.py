@@ -92,6 +92,8 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
                 return f"calls {name}()"
             if name in NAME_BUILTINS and _computed_on_torch(node, torch_names):
                 return f"calls {name}() with a computed name on torch"
+            if name in NAME_BUILTINS and len(node.args) >= 2 and not _written(node.args[1]):
+                return f"calls {name}() with a name not written out"
             if name == "get_ipython" and not _runs_a_magic(tree, node):
                 return "uses the notebook's shell (get_ipython())"
         elif isinstance(node, ast.Constant) and node.value in INTERNAL_ATTRIBUTES:
@@ -132,6 +134,11 @@ def _computed_on_torch(call: ast.Call, torch_names: set[str]) -> bool:
     if len(call.args) < 2 or root_name(call.args[0]) not in torch_names:
         return False
     return call.func.id != "getattr" or not isinstance(call.args[1], ast.Constant)
+
+
+def _written(node: ast.AST) -> bool:
+    """A name written out in the code (a string constant): one the reading can see."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _runs_a_magic(tree: ast.Module, call: ast.Call) -> bool:

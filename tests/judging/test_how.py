@@ -155,6 +155,9 @@ def test_route_rules_are_flagged_for_the_instructor_never_zeroed():
 
 INTERNALS = {
     "gc": "import gc\n",
+    "a closure reached by a name built at run time": (
+        "_cells = getattr(dz_dx, '__clo' + 'sure__')\n"
+    ),
     "frames": "import sys\n_frame = sys._getframe(1)\n",
     "frames through traceback and a debugger": "import traceback, pdb\n"
     "for _frame, _ in traceback.walk_stack(None):\n"
