@@ -126,6 +126,7 @@ def check_unit_rows(unit_rows, rows, weights, expected_values, expected_gradient
     of zeros)."""
     v = torch.tensor(rows, requires_grad=True)
     zero = [i for i, row in enumerate(rows) if not any(row)]
+    lengths = v.detach().double().norm(dim=1)
     result = call(unit_rows, v, name="unit_rows")
     shaped = isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(v.shape)
     if shaped:
@@ -140,7 +141,6 @@ def check_unit_rows(unit_rows, rows, weights, expected_values, expected_gradient
                 "look at what each operation computes on it (section 3)."
             ),
         )
-        lengths = v.detach().double().norm(dim=1)
         for i, length in enumerate(lengths.tolist()):
             got = float(result[i].detach().double().norm())
             require(
@@ -174,4 +174,10 @@ def check_unit_rows(unit_rows, rows, weights, expected_values, expected_gradient
         "still sees v on those rows passes its gradient back, however small a number it "
         "adds or divides by (section 3).",
     )
-    check_tensor(gradient, expected_gradient, "the gradient of unit_rows", atol=1e-4)
+    # A short row's gradient is about 1 / its length (up to 1e9), so float32 rounding errs by
+    # about 1e-7 / length there, even where its entries nearly cancel: compare each row shorter
+    # than 1 times its length (a slip still shows, 1e-4 of the row's size), the others as they are.
+    scale = lengths.clamp(max=1.0).masked_fill(lengths == 0, 1.0).unsqueeze(1)
+    scaled = gradient.double() * scale, torch.as_tensor(expected_gradient).double() * scale
+    if scaled[0].shape != scaled[1].shape or not torch.allclose(*scaled, atol=1e-4, rtol=1e-5):
+        check_tensor(gradient, expected_gradient, "the gradient of unit_rows", atol=1e-4)

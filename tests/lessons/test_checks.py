@@ -354,3 +354,68 @@ def test_a_not_implemented_error_from_inside_a_written_answer_is_not_called_unwr
     with pytest.raises(CheckFailed, match="raised NotImplementedError: You must implement") as e:
         call(written, 1.0, name="f")
     assert "not written yet" not in str(e.value)
+
+
+def _unit_rows_by_rsqrt(v):
+    """Lesson 10's unit_rows written another way: the same numbers up to float32 rounding."""
+    squares = (v * v).sum(dim=1, keepdim=True)
+    nonzero = squares != 0
+    return torch.where(nonzero, v * torch.rsqrt(torch.where(nonzero, squares, 1.0)), 0.0)
+
+
+def _unit_rows_with_a_slip(v):
+    """1e-11 added to each length: off by 1e-3 or more on a row of length 1e-8 or less."""
+    length = v.norm(dim=1, keepdim=True)
+    return _unit_rows_by_rsqrt(v) * length / (length + 1e-11)
+
+
+def _unit_rows_draw(draw):
+    """Rows and weights as lesson 10's hidden test draws them, and the float64 answers."""
+    rows = [[draw.uniform(-2, 2) for _ in range(3)] for _ in range(5)]
+    rows[0], rows[1] = [0.0] * 3, [x * 2e-9 for x in rows[1]]
+    weights = [[draw.uniform(-1, 1) for _ in range(3)] for _ in range(5)]
+    v, w = torch.tensor(rows, dtype=torch.float64), torch.tensor(weights, dtype=torch.float64)
+    length = v.norm(dim=1, keepdim=True).clamp(min=1e-300)
+    d = v / length
+    gradient = (w - (w * d).sum(1, keepdim=True) * d) / length
+    gradient[0] = 0.0
+    return rows, weights, d.float(), gradient.float()
+
+
+def test_a_correct_unit_rows_passes_on_every_draw_however_its_gradient_cancels():
+    """On a row of length 1e-9 the gradient is about 1e9 and float32 rounding alone errs by
+    about 100, even on an entry that nearly cancels: the visible check and the probe compare
+    such a row times its length, so an answer written another way than the solution passes on
+    every draw (about 1 draw in 60 failed when they compared the raw gradient), and a slip on
+    the length still fails."""
+    import random
+
+    import nbformat
+
+    from grader.cells import by_grade_id
+    from grader.course import solution_notebook
+    from grader.judging.reference import probes_file
+    from grader.judging.verdict import verdict
+    from grader.lesson_checks.lesson_10 import check_unit_rows
+    from grader.probing import load_probes, run_probe
+
+    draw = random.Random(10)
+    for _ in range(200):
+        check_unit_rows(_unit_rows_by_rsqrt, *_unit_rows_draw(draw))
+    slipped = _unit_rows_draw(draw)
+    with pytest.raises(CheckFailed, match="row 1 of unit_rows\\(v\\) has length"):
+        check_unit_rows(_unit_rows_with_a_slip, *slipped)
+
+    lesson = "10_branches_and_kinks"
+    solution = {"torch": torch}
+    exec(
+        by_grade_id(nbformat.read(solution_notebook(lesson), as_version=4))["unit_rows"].source,
+        solution,
+    )
+    probes = load_probes(probes_file(lesson).read_text())
+    for seed in range(300):
+        wanted = run_probe(probes, "test_unit_rows", solution, seed)
+        other = run_probe(probes, "test_unit_rows", {"unit_rows": _unit_rows_by_rsqrt}, seed)
+        slip = run_probe(probes, "test_unit_rows", {"unit_rows": _unit_rows_with_a_slip}, seed)
+        assert verdict(wanted, other) is None, seed
+        assert verdict(wanted, slip) is not None, seed
