@@ -11,7 +11,8 @@ than by reading the code:
 - its value carries a *shadow*: a smooth term of the inputs **detached** (lesson 7's `detach()`),
   so autograd's gradient leaves it out while every estimate made from values (finite differences
   of any order, Richardson extrapolation, fits) takes in its derivative, of order one.
-  Complex input is refused (no complex step), and so are a tensor subclass, an active torch
+  Complex input is refused (no complex step), and so are a compiler or tracer (whose recording
+  shows the terms and the shadow), a tensor subclass, an active torch
   function or dispatch mode, and a kernel registered with `torch.library` for an operator it runs
   (torch's dispatcher tables, compared with what they held at import), through any of which
   `detach` could be made to hide the shadow.
@@ -32,6 +33,10 @@ SHOWN = "a function drawn at grading time"  # how labels name one: its formula i
 _DETACH, _ADD, _MUL = torch.Tensor.detach, torch.add, torch.mul
 _MATMUL, _CUMSUM = torch.matmul, torch.cumsum
 _DISPATCH_DUMP = torch._C._dispatch_dump
+# a compiler or tracer records the function's operations, and its recording shows the terms, their
+# coefficients and the shadow (torch.compile and torch.export hand a backend the graph, and
+# torch.jit.trace returns it): the function refuses to run under one
+_COMPILING, _TRACING = torch.compiler.is_compiling, torch._C._is_tracing
 _ACCEPTED = (torch.Tensor, torch.nn.Parameter)
 
 
@@ -78,6 +83,8 @@ def drawn_function(parts: Parts) -> Callable:
         inputs = (*inputs, *named.values())  # f(t=x): whatever the student calls its input
         if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
             raise TypeError("this function runs outside torch function and dispatch modes")
+        if _COMPILING() or _TRACING():
+            raise TypeError("this function runs as it is: not compiled, traced or exported")
         if _kernels(_OPERATORS) != _KERNELS:
             raise TypeError(
                 "this function runs only on torch's own kernels, not on ones "
@@ -85,9 +92,14 @@ def drawn_function(parts: Parts) -> Callable:
             )
         for given in inputs:
             _refuse(given)
-        return _ADD(smooth(*inputs), shadow(*(_DETACH(given) for given in inputs)))
+        return _evaluate(smooth, shadow, inputs)
 
     return drawn
+
+
+@torch.compiler.disable  # torch.compile runs it, and what it calls, as it is: no graph to show
+def _evaluate(smooth: Callable, shadow: Callable, inputs: tuple) -> torch.Tensor:
+    return _ADD(smooth(*inputs), shadow(*(_DETACH(given) for given in inputs)))
 
 
 def _refuse(given) -> None:

@@ -6,6 +6,7 @@ flagged for the instructor (the one reading that decides; it cannot see every pa
 no other rule rests on reading)."""
 
 import ast
+import re
 
 from grader.judging.syntax import root_name
 
@@ -16,6 +17,9 @@ INTERNAL_MODULES = {
     "threading", "_thread", "concurrent", "multiprocessing",
     # frames by another way: traceback.walk_stack, a debugger's view of a frame's locals
     "traceback", "pdb", "bdb",
+    # code the reading never sees, run by another way: a pickle calls whatever it names
+    "pickle", "_pickle", "copyreg", "shelve", "dill", "cloudpickle", "runpy", "pkgutil",
+    "zipimport",
 }  # fmt: skip
 INTERNAL_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
 INTERNAL_ATTRIBUTES = {
@@ -38,6 +42,8 @@ TORCH_MACHINERY = {"library", "Library"}
 SYS_ATTRIBUTES = {"modules", "displayhook", "excepthook", "meta_path"}
 NAME_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
 MAGIC_METHODS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}  # what %magics become
+# a str.format template reads attributes too: "{0.__closure__}".format(f)
+TEMPLATE_ATTRIBUTE = re.compile(r"\{[^{}]*?\.\s*(\w+)")
 
 
 def torch_names(bindings: dict[str, list[ast.AST]]) -> set[str]:
@@ -98,6 +104,8 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
                 return "uses the notebook's shell (get_ipython())"
         elif isinstance(node, ast.Constant) and node.value in INTERNAL_ATTRIBUTES:
             return f"names {node.value} in a string"
+        elif isinstance(node, ast.Constant) and (read := _template_reads(node.value)):
+            return f"reads .{read} through a format template"
         elif (
             isinstance(node, ast.Attribute | ast.Name)
             and (getattr(node, "attr", None) or getattr(node, "id", None)) in MODES
@@ -134,6 +142,17 @@ def _computed_on_torch(call: ast.Call, torch_names: set[str]) -> bool:
     if len(call.args) < 2 or root_name(call.args[0]) not in torch_names:
         return False
     return call.func.id != "getattr" or not isinstance(call.args[1], ast.Constant)
+
+
+def _template_reads(value) -> str | None:
+    """The internal attribute a format template's field reads ("{0.__closure__}"), or None."""
+    if not isinstance(value, str | bytes):
+        return None
+    text = value if isinstance(value, str) else value.decode("latin-1")
+    for name in TEMPLATE_ATTRIBUTE.findall(text):
+        if name in INTERNAL_ATTRIBUTES:
+            return name
+    return None
 
 
 def _written(node: ast.AST) -> bool:

@@ -181,6 +181,11 @@ INTERNALS = {
     "torch's autograd replaced": "setattr(torch.autograd, 'grad', print)\n",
     "operator.attrgetter": "import operator\n_g = operator.attrgetter('autograd')(torch)\n",
     "builtins": "import builtins\n",
+    "a closure read through a format template": (
+        "_c = '{0.__closure__[0].cell_contents}'.format(f)\n"
+    ),
+    "a pickle, which calls whatever it names": "import pickle\n_x = pickle.loads(_payload)\n",
+    "a file run by runpy": "from runpy import run_path\n",
 }
 
 
@@ -199,6 +204,7 @@ def test_magics_and_ordinary_code_are_not_flagged():
     and private torch attributes the lessons teach (_saved_self) are what students write."""
     answer = (
         "%timeit 1 + 1\n!echo hi\ngrad = 1.0\n_mod = getattr(torch, 'sin')\n"
+        "_t = '{0.grad:.3f} {1.shape}'.format(torch.ones(1), torch.ones(2))\n"
         "_n = len(list(torch.nn.Linear(1, 1).modules()))\n"
         "_s = (torch.ones(1, requires_grad=True) * torch.ones(1)).grad_fn._saved_self\n"
         + _solution_source(L3, "dz_dx")

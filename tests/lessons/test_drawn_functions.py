@@ -2,6 +2,7 @@
 exactly, every estimate made from their values misses (their shadow), complex input and tensor
 subclasses are refused, no formula is shown, and a seed always draws the same function."""
 
+import operator
 import random
 
 import pytest
@@ -133,3 +134,23 @@ def test_a_kernel_registered_with_torch_library_is_refused_while_it_is_there():
             f(x)
         del lib
     assert torch.equal(f(x), before)
+
+
+def test_compilers_and_tracers_record_none_of_its_operations():
+    """torch.compile hands its backend the graphs it records, torch.jit.trace returns one, and
+    either would show the terms, their coefficients and the detached shadow: torch.compile runs
+    the function as it is (its backend sees none of its operations, whatever the answer wraps
+    around it), and torch.jit.trace is refused."""
+    f, x = drawn_functions.elementwise(random.Random(3)), torch.linspace(-1, 1, 5)
+    recorded = []
+
+    def keep(graph, example_inputs):
+        recorded.extend(node.target for node in graph.graph.nodes if node.op != "placeholder")
+        return graph.forward
+
+    for answer in (f, lambda t: 2 * f(t)):
+        assert torch.equal(torch.compile(answer, backend=keep, dynamic=False)(x), answer(x))
+    assert torch.sin not in recorded and "detach" not in recorded and torch.add not in recorded
+    assert operator.mul in recorded  # the answer's own 2 * f(t) was recorded: the backend ran
+    with pytest.raises(TypeError, match="not compiled, traced or exported"):
+        torch.jit.trace(f, (x,))
