@@ -6,6 +6,7 @@ is built in a forked child, two at a time: a page that takes too long (a submiss
 its page slow to build) is given up and the others go on.
 """
 
+import html
 import multiprocessing
 import re
 import shutil
@@ -67,12 +68,33 @@ def generate_feedback(
         folder = course.root / "feedback" / student / lesson
         if missing[student] is None:
             graded = course.root / "autograded" / student / lesson
-            notebooks = [n for n in course.notebooks(lesson) if (graded / f"{n}.ipynb").is_file()]
+            names = course.notebooks(lesson)
+            notebooks = [n for n in names if (graded / f"{n}.ipynb").is_file()]
             pages += [folder / f"{name}.html" for name in notebooks]
+            pages += not_handed_in_pages(folder, [n for n in names if n not in notebooks])
             del missing[student]
         else:
             shutil.rmtree(folder, ignore_errors=True)  # an earlier page no longer tells the truth
     return FeedbackRun(pages, missing)
+
+
+def not_handed_in_pages(folder: Path, notebooks: list[str]) -> list[Path]:
+    """A page for each notebook of the assignment the submission did not hold, saying so: a
+    student who sees no page for it would not know whether it was graded."""
+    pages = []
+    for name in notebooks:
+        folder.mkdir(parents=True, exist_ok=True)
+        page = folder / f"{name}.html"
+        shown = html.escape(f"{name}.ipynb")
+        page.write_text(
+            f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{shown}</title></head>'
+            f"<body><h1>{shown}</h1><p>This notebook was not in your submission, so none of "
+            "its exercises earned points. If you handed it in, ask your instructor.</p>"
+            "</body></html>\n",
+            encoding="utf-8",
+        )
+        pages.append(page)
+    return pages
 
 
 def _build(api, lesson: str, student: str) -> str | None:

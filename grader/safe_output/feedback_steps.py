@@ -49,30 +49,55 @@ def _dest(preprocessor, resources, directory: str, student: str | None = None) -
 
 
 IMAGE_LINK = re.compile(r"(!\[[^\]]*\]\(\s*)([^)\s]+)")  # markdown's ![alt](path
+HTML_IMAGE = re.compile(r"""(<img\b[^>]*?\bsrc\s*=\s*["']?)([^"'\s>]+)""", re.IGNORECASE)
 IMAGE_TYPES = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".gif": "gif"}
-IMAGE_LIMIT = 256 * 1024  # bytes of one released image inlined in a page
+IMAGE_LIMIT = 256 * 1024  # bytes of one image inlined in a page
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*\Z")
+ATTACHMENT = "attachment:"
 
 
-def inline_released_images(text: str, release: Path, budget: Budget) -> str:
-    """Markdown images that name a file released with the lesson (an instructor's figure),
-    inlined, each reference spending its size from `budget`'s images: a page shows no image it
-    links to, since a path could reach any file. One over a limit is left as written (the
-    cleaner drops its address; its alt text stays)."""
-    root = release.resolve()
+def _file_image(name: str, folder: Path) -> tuple[str, str, int] | None:
+    """(kind, base64 text, size) of the image file `name` inside `folder` (no path out of it,
+    no link); a file over the limit is read only past it, and then refused by the budget."""
+    path, root = folder / name.removeprefix("./"), folder.resolve()
+    kind = IMAGE_TYPES.get(path.suffix.lower())
+    inside = not Path(name).is_absolute() and path.resolve().is_relative_to(root)
+    if not (kind and inside and path.is_file() and not path.is_symlink()):
+        return None
+    with open(path, "rb") as handle:
+        data = handle.read(IMAGE_LIMIT + 1)
+    return (kind, base64.b64encode(data).decode("ascii"), len(data)) if data else None
+
+
+def _attached_image(name: str, attachments) -> tuple[str, str, int] | None:
+    """(kind, base64 text, size) of the cell's attachment `name` when it is a raster image."""
+    bundle = attachments.get(name) if isinstance(attachments, dict) else None
+    for kind in ("png", "jpeg", "gif"):
+        data = bundle.get(f"image/{kind}") if isinstance(bundle, dict) else None
+        if isinstance(data, str) and len(data) <= IMAGE_LIMIT * 4 // 3 + 4 and BASE64.match(data):
+            return kind, data, len(data) * 3 // 4
+    return None
+
+
+def inline_images(text: str, folders: list[Path], attachments, budget: Budget) -> str:
+    """Images of a markdown cell (`![alt](src)` or `<img src=…>`) inlined, each spending its size
+    from `budget`'s images: the cell's own attachments (`attachment:name`, an image pasted into
+    the cell) and files inside `folders` (an instructor's figure released with the lesson, one
+    the student handed in beside the notebook). A page shows no image it links to, since a path
+    could reach any file. One over a limit is left as written (the cleaner drops its address;
+    its alt text stays)."""
 
     def inline(match: re.Match) -> str:
-        name = match[2].removeprefix("./")
-        path = release / name
-        kind = IMAGE_TYPES.get(path.suffix.lower())
-        inside = not Path(name).is_absolute() and path.resolve().is_relative_to(root)
-        if not (kind and inside and path.is_file() and not path.is_symlink()):
+        source = match[2]
+        if source.startswith(ATTACHMENT):
+            found = _attached_image(source[len(ATTACHMENT) :], attachments)
+        else:
+            found = next(filter(None, (_file_image(source, f) for f in folders)), None)
+        if not found or not budget.take("images", found[2], IMAGE_LIMIT):
             return match[0]
-        if not budget.take("images", path.stat().st_size, IMAGE_LIMIT):
-            return match[0]
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f"{match[1]}data:image/{kind};base64,{data}"
+        return f"{match[1]}data:image/{found[0]};base64,{found[1]}"
 
-    return IMAGE_LINK.sub(inline, text)
+    return HTML_IMAGE.sub(inline, IMAGE_LINK.sub(inline, text))
 
 
 class KeepOnlyThePage(Preprocessor):
@@ -154,7 +179,7 @@ class ShowSafeOutputs(Preprocessor):
                 text = cell.source  # the HTML budget is of what was written: not the images
                 if not budget.take("html", len(text), HTML_LIMIT):
                     text = "*[feedback page: a cell too large to show is not shown]*"
-                text = inline_released_images(text, release, budget)
+                text = inline_images(text, [release, folder], mine.get("attachments"), budget)
                 cell.source = text if cell.cell_type == "markdown" else clean_html(text)
             elif is_test(cell):
                 cell.outputs, cell.execution_count = [_verdict(cell, mine)], None

@@ -230,3 +230,16 @@ def test_a_page_over_its_time_limit_is_given_up_and_the_others_are_built(course,
     assert run.missing == {"bob": TOO_LONG}
     assert {page.parent.parent.name for page in run.pages} == {"honest", "leaker"}
     assert time.monotonic() - started < 60
+
+
+def test_a_notebook_not_handed_in_gets_a_page_that_says_so(tmp_path):
+    """A student whose submission lacks one notebook of the assignment finds a page for it that
+    says it was not in the submission (its name escaped), beside the pages of the others."""
+    from grader.commands.feedback import not_handed_in_pages
+
+    folder = tmp_path / "feedback" / "lee" / "ps1"
+    (page,) = not_handed_in_pages(folder, ["problem<2>"])
+    assert page == folder / "problem<2>.html"
+    text = page.read_text()
+    assert "problem&lt;2&gt;.ipynb" in text and "<2>" not in text
+    assert "was not in your submission" in text

@@ -98,7 +98,7 @@ def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
     """A markdown image naming a released image file becomes a data URI; a path out of the
     release (also through a linked folder), a link, a file that is no image or a missing file
     stays as written (and the cleaner then drops its address)."""
-    from grader.safe_output.feedback_steps import inline_released_images
+    from grader.safe_output.feedback_steps import inline_images
 
     release = tmp_path / "release" / "ps1"
     (release / "figures").mkdir(parents=True)
@@ -107,8 +107,8 @@ def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
     (tmp_path / "secret.png").write_bytes(b"secret")
     (release / "link.png").symlink_to(tmp_path / "secret.png")
     (release / "outside").symlink_to(tmp_path, target_is_directory=True)
-    text = inline_released_images(
-        "![plot](./figures/plot.PNG) ![p](figures/plot.PNG)", release, Budget()
+    text = inline_images(
+        "![plot](./figures/plot.PNG) ![p](figures/plot.PNG)", [release], None, Budget()
     )
     assert text == "![plot](data:image/png;base64,iVBORw==) ![p](data:image/png;base64,iVBORw==)"
     for kept in (
@@ -120,14 +120,47 @@ def test_only_images_released_with_the_lesson_are_inlined(tmp_path):
         "![x](missing.png)",
         "![x](https://example.org/a.png)",
     ):
-        assert inline_released_images(kept, release, Budget()) == kept
+        assert inline_images(kept, [release], None, Budget()) == kept
+
+
+def test_a_students_pasted_images_and_own_image_files_are_inlined(tmp_path):
+    """An image pasted into a markdown cell (`attachment:name`, markdown or <img>) and an image
+    file handed in beside the notebook keep their picture; an attachment that is no raster
+    image, or not base64, and a path out of the submission stay as written."""
+    from grader.safe_output.feedback_steps import inline_images
+
+    release, submitted = tmp_path / "release", tmp_path / "submitted"
+    release.mkdir(), submitted.mkdir()
+    (submitted / "mine.gif").write_bytes(b"GIF89a")
+    attachments = {
+        "shot.png": {"image/png": "iVBORw=="},
+        "drawing.svg": {"image/svg+xml": "PHN2Zz4="},
+        "bad.png": {"image/png": "<script>"},
+    }
+    text = inline_images(
+        '![s](attachment:shot.png) <img alt="s" src="attachment:shot.png"> ![m](mine.gif)',
+        [release, submitted],
+        attachments,
+        Budget(),
+    )
+    assert text == (
+        '![s](data:image/png;base64,iVBORw==) <img alt="s" src="data:image/png;base64,iVBORw==">'
+        " ![m](data:image/gif;base64,R0lGODlh)"
+    )
+    for kept in (
+        "![d](attachment:drawing.svg)",
+        "![b](attachment:bad.png)",
+        "![n](attachment:none.png)",
+        "![o](../release/x.png)",
+    ):
+        assert inline_images(kept, [release, submitted], attachments, Budget()) == kept
 
 
 def test_inlined_images_spend_the_pages_image_budget_per_reference(tmp_path):
     """Each reference spends the image's size: past the page's image budget, references stay
     as written, however many a student writes; an image over the per-image limit is never
     inlined."""
-    from grader.safe_output.feedback_steps import IMAGE_LIMIT, inline_released_images
+    from grader.safe_output.feedback_steps import IMAGE_LIMIT, inline_images
     from grader.safe_output.outputs import PAGE_IMAGE_LIMIT
 
     release = tmp_path / "release"
@@ -135,11 +168,11 @@ def test_inlined_images_spend_the_pages_image_budget_per_reference(tmp_path):
     (release / "fig.png").write_bytes(b"\x89PNG" + b"0" * (100 * 1024))
     (release / "big.png").write_bytes(b"0" * (IMAGE_LIMIT + 1))
     budget = Budget()
-    text = inline_released_images("![a](fig.png)\n" * 200, release, budget)
+    text = inline_images("![a](fig.png)\n" * 200, [release], None, budget)
     inlined = text.count("data:image/png")
     assert inlined == PAGE_IMAGE_LIMIT // (100 * 1024 + 4)
     assert text.count("![a](fig.png)") == 200 - inlined
-    assert inline_released_images("![b](big.png)", release, Budget()) == "![b](big.png)"
+    assert inline_images("![b](big.png)", [release], None, Budget()) == "![b](big.png)"
 
 
 def test_feedback_pages_load_mathjax_without_the_tex_that_writes_html():
