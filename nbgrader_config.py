@@ -1,4 +1,5 @@
-"""The repository root is an nbgrader course: `solutions/` is the source, `notebooks/` the release."""
+"""The repository root is an nbgrader course: `solutions/` is the source, `notebooks/` the
+release."""
 
 from pathlib import Path
 
@@ -45,3 +46,8 @@ use_inert_autograded(c)
 from grader.student_lab import use_message_first_validation  # noqa: E402
 
 use_message_first_validation(c)
+
+# `nbgrader export` writes a CSV a spreadsheet opens safely: quoted, no cell read as a formula.
+from grader.safe_output.stock_export import use_safe_export  # noqa: E402
+
+use_safe_export(c)

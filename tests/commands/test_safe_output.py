@@ -194,3 +194,26 @@ def test_html_kept_from_mathjax_is_wrapped_in_both_versions_ignore_classes():
     assert without_math("<p>$x$</p>") == (
         '<div class="tex2jax_ignore mathjax_ignore"><p>$x$</p></div>'
     )
+
+
+def test_stock_nbgrader_export_writes_a_csv_a_spreadsheet_opens_safely(tmp_path, monkeypatch):
+    """`nbgrader export` in a course of the kit: a name with a comma stays in its column and
+    one starting with = is not read as a formula; the values are stock's (0 for no submission)."""
+    import csv
+    import os
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    from grader.safe_output.stock_export import COLUMNS, SafeCsvExportPlugin
+
+    to = tmp_path / "grades.csv"
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")  # alembic
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment("ps1")
+        gradebook.add_student("s1", first_name='=HYPERLINK("http://x")', last_name="Lee, Jr.")
+        SafeCsvExportPlugin(to=str(to)).export(gradebook)
+    (row,) = list(csv.DictReader(to.open()))
+    assert list(row) == COLUMNS
+    assert row["first_name"] == '\'=HYPERLINK("http://x")' and row["last_name"] == "Lee, Jr."
+    assert (row["student_id"], row["score"], row["max_score"]) == ("s1", "0.0", "0.0")
