@@ -6,7 +6,10 @@ flagged for the instructor (the one reading that decides; it cannot see every pa
 no other rule rests on reading)."""
 
 import ast
+import functools
+import importlib.util
 import re
+import sys
 
 from grader.judging.syntax import root_name
 
@@ -80,10 +83,17 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
             imported = {a.name for a in node.names} & (INTERNAL_ATTRIBUTES | MODES)
             if isinstance(node, ast.ImportFrom) and imported:
                 return f"imports {sorted(imported)[0]}"
+            if isinstance(node, ast.ImportFrom) and node.level:
+                return "imports from a module beside the notebook, which no lesson has"
             for module in modules:
                 top = module.split(".")[0]
                 if top in INTERNAL_MODULES:
                     return f"imports {module}"
+                if not _installed(top):
+                    return (
+                        f"imports {module}, which is neither Python's nor an installed package "
+                        "(a module written while the notebook runs is code the reading never sees)"
+                    )
                 if top == "torch" and any(part.startswith("_") for part in module.split(".")):
                     return f"imports torch's private {module}"
                 if top == "torch" and set(module.split(".")) & TORCH_MACHINERY:
@@ -129,6 +139,18 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
             if changed:
                 return "changes torch itself (assigns to one of its attributes)"
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _installed(top: str) -> bool:
+    """Whether `top` is a module of Python's or of an installed package, as the grading process
+    finds it (the lessons ship no module of their own)."""
+    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _private_torch(node: ast.Attribute, torch_names: set[str]) -> bool:

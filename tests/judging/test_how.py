@@ -186,6 +186,12 @@ INTERNALS = {
     ),
     "a pickle, which calls whatever it names": "import pickle\n_x = pickle.loads(_payload)\n",
     "a file run by runpy": "from runpy import run_path\n",
+    "a module written at run time that reads a closure": (
+        "import pathlib, sys\n"
+        "pathlib.Path('/tmp/peek.py').write_text('def parts(f):\\n    return f.__clo' 'sure__')\n"
+        "sys.path.insert(0, '/tmp')\nfrom peek import parts\n"
+    ),
+    "a relative import": "from .peek import parts\n",
 }
 
 
