@@ -15,6 +15,7 @@ from grader.course import (
     setup_cell_source,
     solution_notebook,
 )
+from grader.outcome import nbgrader_failure
 
 
 class ReleaseError(RuntimeError):
@@ -53,7 +54,7 @@ def release(selected: list[str] | None = None, *, into: Path = NOTEBOOKS, record
     for lesson in selected or lessons():
         result = api.generate_assignment(lesson, force=True, create=record)
         if not result["success"]:
-            raise ReleaseError(f"generating {lesson} failed:\n{result.get('error', '')}")
+            raise ReleaseError(f"generating {lesson} failed: {nbgrader_failure(result)}")
         written.append(Path(into) / lesson / f"{lesson}.ipynb")
     return written
 

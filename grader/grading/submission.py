@@ -31,7 +31,7 @@ from grader.grading.tasks import Ahead
 from grader.judging import how
 from grader.judging.reference import Seeds, probes_file
 from grader.judging.rules import judge_source
-from grader.judging.verdict import judge_tests
+from grader.judging.verdict import VERDICT_KEY, judge_tests
 from grader.outcome import Outcome
 from grader.safe_output.autograded import inert_notebook, instructors_markdown
 from grader.sandbox.outside.client import Sandbox
@@ -157,8 +157,10 @@ def autograde_notebook(
             lesson_nb = _source_notebook(source_nb)
             reading = judge_source(nb, lesson_nb, probes["source"], seed)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    prefix = lesson if notebook == lesson else None  # the kit's lessons share their first cells
     files = folder_files(target, path.name)
+    # The kit's lessons share their first cells' run, made without the folder's modules
+    shared = notebook == lesson and not any(name.endswith(".py") for name in files)
+    prefix = lesson if shared else None
     report = workers.sandbox.run(cells, files, probes, prefix, ahead.next_lesson, files_back=more)
     timings.update(report.timings)
     if report.outcome == Outcome.NOT_GRADED:  # its report broke the channel's rules
@@ -171,13 +173,14 @@ def autograde_notebook(
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, probes["seed"]) if probes else {}
     with timings.step("nbgrader steps"):
-        apply_run(nb, report)
+        apply_run(nb, report, config)
         for step in AFTER_RUN:
             nb, resources = step(config=config)(nb, resources)
     with timings.step("judge"):
         verdicts = judge_tests(
             nb, references, report.probes, reading.problems, judged=probes is not None
         )
+        _say_timed_out(nb, report, workers.sandbox.limits.cell_seconds)
     with timings.step("nbgrader steps"):
         lesson_markdown = instructors_markdown(_source_notebook(source_nb))
         _write_made(inert_notebook(nb, lesson_markdown), path)  # what the formgrader shows
@@ -238,10 +241,29 @@ def keep_files(folder: Path, files: dict[str, bytes], ignore: list[str]) -> None
 
 
 def _detail(report, nb) -> str:
-    """The run's detail, naming the cell as the student finds it in their notebook."""
-    if report.where is None or not 0 <= report.where < len(nb.cells):
-        return report.detail
-    return f"{report.detail} in {shown_name(nb, report.where)}"
+    """The run's detail, naming the cell as the student finds it in their notebook, then the
+    cells that timed out while the notebook went on."""
+    detail = report.detail
+    if report.where is not None and 0 <= report.where < len(nb.cells):
+        detail = f"{detail} in {shown_name(nb, report.where)}"
+    stopped = [shown_name(nb, i) for i in report.interrupted if 0 <= i < len(nb.cells)]
+    if stopped:
+        timed_out = f"timed out (interrupted at the cell time limit): {', '.join(stopped)}"
+        detail = f"{detail}; {timed_out}" if detail else timed_out
+    return detail
+
+
+def _say_timed_out(nb, report, seconds: float) -> None:
+    """A test cell interrupted at the cell time limit says so on the feedback page (the judge's
+    words say only that it failed)."""
+    for index in report.interrupted:
+        cell = nb.cells[index] if 0 <= index < len(nb.cells) else None
+        if cell is not None and is_test(cell):
+            cell.metadata[VERDICT_KEY] = (
+                f"This test timed out when your notebook ran at grading time: it ran over the "
+                f"time limit of {seconds:g} s per cell and was interrupted, as nbgrader "
+                "interrupts a cell that runs too long. Run it in your notebook to see why."
+            )
 
 
 def _source_notebook(source: Path):

@@ -1,4 +1,5 @@
-"""A submission imports nothing from a folder it can write to, whatever the template cached."""
+"""A submission imports nothing from a folder it can write to but its own, which is searched first,
+as a kernel started there searches it, whatever the template cached."""
 
 import json
 
@@ -41,17 +42,19 @@ def _text(report, cell: int) -> str:
 def test_no_writable_folder_is_searched_first_nor_its_cached_finder_kept(sandbox):
     """The template started in /tmp, so it searched and cached a finder for it; a submission
     sees neither, while the finders of the read-only folders stay cached. Its working folder
-    is searched last, as a kernel searches it (an assignment's own modules)."""
-    report = sandbox.run([(0, LOOK)], {})
-    seen = json.loads(_text(report, 0))
+    is searched first, as a kernel started there searches it (an assignment's own modules)."""
+    report = sandbox.run([(0, LOOK + "print(sys.path[0])")], {})
+    seen, first = _text(report, 0).splitlines()
+    seen = json.loads(seen)
     assert seen["path"] == ["/tmp/submission"] and seen["finders"] == [], seen
+    assert first == "/tmp/submission"
     assert seen["kept"] > 10, seen
 
 
-def test_a_module_planted_in_a_writable_folder_stands_in_for_nothing_installed(sandbox):
+def test_a_module_planted_outside_the_working_folder_is_not_imported(sandbox):
     """Modules planted in /tmp or /dev/shm are not imported. One in the working folder is, as a
-    kernel imports it (an assignment's helpers.py), but never in place of a module installed
-    with the grader (a planted colorsys.py is not the colorsys imported)."""
+    kernel imports it (an assignment's helpers.py), first: a colorsys.py written there is the
+    colorsys imported next, as in a kernel started in that folder."""
     shadow = "with open('colorsys.py', 'w') as f:\n    f.write('PLANTED = 1')"
     report = sandbox.run(
         [
@@ -67,8 +70,41 @@ def test_a_module_planted_in_a_writable_folder_stands_in_for_nothing_installed(s
     )
     (error,) = report.cells[2]["outputs"]
     assert error["ename"] == "ModuleNotFoundError", error
-    assert _text(report, 5) == "False True\n"
+    assert _text(report, 5) == "True False\n"
     assert _text(report, 6) == "42\n"
+
+
+def test_a_helper_module_wins_over_what_the_template_imported_but_a_kernels_own(sandbox):
+    """An assignment's grader.py or torch.py is the module its notebook imports, though the
+    template imported the kit's grader and torch; a kernel's own packages (traitlets) and the
+    standard library it has imported (json) stay, as in a kernel."""
+    helpers = {
+        name: b"HELPER = True\n" for name in ("grader.py", "torch.py", "traitlets.py", "json.py")
+    }
+    names = ("grader", "torch", "traitlets", "json")
+    shown = (
+        "import "
+        + ", ".join(names)
+        + "\nprint([hasattr(m, 'HELPER') for m in ("
+        + ", ".join(names)
+        + ")])"
+    )
+    report = sandbox.run([(0, shown)], helpers)
+    assert _text(report, 0) == "[True, True, False, False]\n"
+
+
+def test_a_lesson_judged_by_its_probes_finds_the_folder_last(sandbox):
+    """A kit lesson (judged by its probes, its cells read by the judge) ships no module: a
+    numpy.py or grader.py handed in beside its notebook does not stand in for the real one,
+    whose use the reading knows; a module of a name nothing installed has is still found."""
+    probes = {"source": "def test_x(student, observe, draw):\n    pass\n", "seed": 1}
+    probes["at"] = {"9": "test_x"}  # a cell not run: no probe, but a judged run
+    helpers = {name: b"HELPER = True\n" for name in ("numpy.py", "grader.py", "mine.py")}
+    shown = (
+        "import numpy, grader, mine\nprint([hasattr(m, 'HELPER') for m in (numpy, grader, mine)])"
+    )
+    report = sandbox.run([(0, shown)], helpers, probes)
+    assert _text(report, 0) == "[False, False, True]\n"
 
 
 def test_files_come_back_only_where_asked_changed_and_within_the_limits(sandbox):

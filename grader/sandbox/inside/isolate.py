@@ -149,12 +149,13 @@ def _drop_privileges(uid: int) -> None:
 def limit(limits: dict, counted_by_cgroup: bool) -> None:
     """Set the per-process limits. Where the cgroup counts memory, the address-space limit only
     turns one huge request into a MemoryError: virtual size is not memory, so it gets headroom.
-    """
+    CPU time is allowed for twice the notebook limit and a cell's, the most the grading process
+    waits for (cells stopped at their limit are excused up to the notebook limit's worth)."""
     headroom = VIRTUAL_HEADROOM if counted_by_cgroup else 0
     address_space = _own_memory() + limits["memory_bytes"] + headroom
     resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
-    cpu = int(limits["notebook_seconds"]) + 5
+    cpu = int(2 * limits["notebook_seconds"] + limits["cell_seconds"]) + 5
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from grader.alarm import alarm_after
 from grader.sandbox import wire
+from grader.sandbox.inside.import_path import search_folder_first
 from grader.sandbox.inside.isolate import isolate, limit, submission_uid
 from grader.sandbox.inside.settings import Settings
 from grader.sandbox.wire import FILES_BACK_BYTES, FILES_BACK_COUNT, Kind
@@ -39,9 +40,16 @@ def _prepare_folder(files: dict) -> None:
 def interrupted_after(seconds: float):
     """Interrupt the code that runs longer than `seconds` (KeyboardInterrupt), as nbgrader's
     kernel is interrupted on a cell timeout: the cell fails and the notebook goes on. A
-    submission that turns the alarm off only loses that: the grading process's limits stand."""
-    with alarm_after(seconds, signal.default_int_handler):
-        yield
+    submission that turns the alarm off only loses that: the grading process's limits stand.
+    Gives a list that holds True once the alarm has rung."""
+    rang = []
+
+    def interrupt(signum, frame):
+        rang.append(True)
+        signal.default_int_handler(signum, frame)
+
+    with alarm_after(seconds, interrupt):
+        yield rang
 
 
 def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd) -> None:
@@ -61,25 +69,37 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
     limit(limits, counted_by_cgroup)
     _prepare_folder(request.get("files", {}))
     os.chdir(WORK)
-    # A kernel imports modules from its working folder (an assignment's helpers.py); searched
-    # last here, so nothing there stands in for a module installed with the grader.
-    sys.path.append(WORK)
     runner.output_limit = limits["output_bytes"]
     from grader import probing  # imported by the template's warm-up already
 
     probes = request.get("probes") or {"at": {}}
     loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
+    if probes["at"]:
+        # A lesson judged by its probes ships no module: a file beside its notebook is found
+        # last, so none stands in for a module the judge's reading of the cells knows (numpy)
+        sys.path.append(WORK)
+    else:
+        # As a kernel started in the folder: an assignment's helper module there wins, whatever
+        # module of its name the template imported.
+        search_folder_first(WORK)
     seconds = limits["cell_seconds"]
     for index, source in request["cells"]:
         wire.send(report_fd, Kind.START, cell=index)
+        rang = []
         try:
-            with interrupted_after(seconds):
+            with interrupted_after(seconds) as rang:
                 outputs, count, _ = runner.run(source)
         except KeyboardInterrupt:  # the alarm rang after the cell's end, before it was disarmed
             outputs, count = runner.outputs.items, None
         truncated = runner.outputs.truncated
         wire.send(
-            report_fd, Kind.CELL, cell=index, outputs=outputs, count=count, truncated=truncated
+            report_fd,
+            Kind.CELL,
+            cell=index,
+            outputs=outputs,
+            count=count,
+            truncated=truncated,
+            interrupted=bool(rang),
         )
         grade_id = probes["at"].get(str(index))
         if grade_id in loaded:

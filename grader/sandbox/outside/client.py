@@ -330,7 +330,8 @@ class Sandbox:
             os.close(request_write)
             request_write = -1
             os.set_blocking(report_read, False)
-            watch = ReportWatch(self.limits, probes_at, files_back)
+            sent = frozenset(index for index, _ in request["cells"])
+            watch = ReportWatch(self.limits, probes_at, files_back, sent)
             report = watch.follow(report_read, self.channel.control)
         finally:
             os.close(report_read)

@@ -34,13 +34,27 @@ class RunReport:
     timings: Timings = field(default_factory=Timings)  # fork, student cells, probes, clean
     files: dict[str, bytes] = field(default_factory=dict)  # left in its folder, where asked for
     files_left_out: int = 0  # of those, over the limits on what comes back
+    interrupted: list[int] = field(default_factory=list)  # cells stopped at the cell time limit
 
 
 class ReportWatch:
-    """Follows one submission's reports while enforcing the time and output limits."""
+    """Follows one submission's reports while enforcing the time and output limits.
 
-    def __init__(self, limits: Limits, probes_at: dict, files_back: bool = False):
+    A cell that runs to the cell limit is interrupted and the notebook goes on, as nbgrader's
+    kernel is interrupted on a cell timeout: its time is not charged to the notebook limit, so a
+    stuck function costs each test that calls it, not the tests after them (up to the notebook
+    limit's worth of stopped cells: no notebook runs longer than twice that limit).
+    """
+
+    def __init__(
+        self,
+        limits: Limits,
+        probes_at: dict,
+        files_back: bool = False,
+        cells: frozenset[int] = frozenset(),
+    ):
         self.limits, self.probes_at, self.files_back = limits, probes_at, files_back
+        self.cells = cells  # the indices of the cells sent to run
         self.report = RunReport()
         self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
         self.current: int | None = None
@@ -55,8 +69,9 @@ class ReportWatch:
         started = cell_started = last = time.monotonic()
         exited, grace = None, None
         watched = [reports, control]
+        excused = 0.0  # seconds spent in cells stopped at the cell limit
         while not self.finished:
-            notebook_end = started + limits.notebook_seconds
+            notebook_end = started + limits.notebook_seconds + excused
             # the submission's process interrupts a cell, then its probe, each at cell_seconds
             cell_end = cell_started + 2 * limits.cell_seconds + CELL_GRACE
             deadline = min(notebook_end, cell_end, grace or notebook_end)
@@ -102,6 +117,17 @@ class ReportWatch:
                 last = now
                 if message.get("kind") == Kind.START:
                     cell_started = now
+                elif message.get("kind") == Kind.CELL:
+                    spent = now - cell_started
+                    # Whoever says so (the process's alarm, or the time it took), each cell of
+                    # the notebook once: never more than stock nbgrader would spend on it.
+                    stopped = message.get("interrupted") is True or spent >= limits.cell_seconds
+                    if stopped and self.current in self.cells:
+                        # at most the notebook limit's worth in all: however many cells a
+                        # submission stops, it holds its grading process at most twice that
+                        stopped_for = min(spent, limits.cell_seconds + CELL_GRACE)
+                        excused = min(limits.notebook_seconds, excused + stopped_for)
+                        report.interrupted.append(self.current)
         if not self.finished and report.outcome == Outcome.GRADED:
             report.outcome = Outcome.KERNEL_DIED
             report.detail, report.where = exited or "the process ended", self.current
