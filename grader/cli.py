@@ -99,7 +99,10 @@ def _check(args) -> int:
 def _collect(args) -> int:
     from grader.commands.collect import collect
 
-    run = collect(args.source, _course(args), args.lesson, args.pattern, args.time_zone)
+    run = collect(
+        args.source, _course(args), args.lesson, args.pattern, args.time_zone,
+        replace_by_name=args.replace_by_name, other_platform=args.other_platform,
+    )  # fmt: skip
     for line in run.lines():
         print(terminal_safe(line))
     return 0 if run.ok else 1
@@ -142,7 +145,7 @@ def _autograde(args) -> int:
         force=args.force,
         progress=True,
     )
-    print(score_table(results))
+    print(score_table(results, course))
     return 0
 
 
@@ -281,6 +284,16 @@ def parser() -> argparse.ArgumentParser:
         metavar="ZONE",
         help="IANA zone for times the platform writes without one, where its record states"
         " none (default: the course's, else this computer's)",
+    )
+    col.add_argument(
+        "--replace-by-name",
+        action="store_true",
+        help="let a file matched to its student by name alone replace what they have already",
+    )
+    col.add_argument(
+        "--other-platform",
+        action="store_true",
+        help="take a download of another platform than the one the course's roster came from",
     )
     col.add_argument("--course-dir", type=Path, help=COURSE_HELP)
 

@@ -42,8 +42,9 @@ from grader.compat import UTC
 from grader.course import Course, lessons
 from grader.lms.archive import COPY_TIME, Entry, Export, ExportError
 from grader.lms.exports import NOTEBOOK, PLATFORMS, Claim, Layout, Pattern, detect
-from grader.lms.matching import Ambiguous, doubt, find_student
-from grader.lms.roster import Student, class_list, id_problem
+from grader.lms.matching import NAME, Ambiguous, doubt, match_student
+from grader.lms.notebook_identity import best_fit, cells_of, known_notebooks, mismatch
+from grader.lms.roster import Student, class_list, id_problem, load_roster_platform
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@-]*$")
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"  # nbgrader's; its parse_utc reads it back
@@ -187,6 +188,9 @@ def collect(
     lesson: str | None = None,
     pattern: str | None = None,
     timezone: str | None = None,
+    *,
+    replace_by_name: bool = False,
+    other_platform: bool = False,
 ) -> CollectRun:
     """Place every submission found in `source` (a zip archive or a folder) into the course.
 
@@ -194,14 +198,22 @@ def collect(
     files that name none. `pattern`: a regular expression for the files' paths instead of the
     detected layout (see `grader.lms.exports.Pattern`). `timezone`: an IANA zone for times the
     platform writes without one, when its record names none (default: the course's, else this
-    computer's). FileNotFoundError or ValueError for a source that is missing or no export.
+    computer's). FileNotFoundError or ValueError for a source that is missing or no export,
+    or a download of another platform than the course's roster (unless `other_platform`).
+
+    A notebook whose nbgrader cells are another notebook's than the one its name says is
+    rejected, naming what it is (`grader.lms.notebook_identity`). A file matched to its student
+    by name alone never replaces what that student already has in the course unless
+    `replace_by_name`: nothing of theirs for that lesson is changed, and the reason says so.
     """
     if lesson is not None:
         course.known([lesson])
     given = Pattern(pattern) if pattern else None
-    collector = _Collector(course, lesson, _Clock(course, timezone))
+    collector = _Collector(course, lesson, _Clock(course, timezone), replace_by_name)
     with Export(Path(source)) as export:
         layout, evidence = (given, given.signature) if given else detect(export)
+        if not other_platform:
+            _same_platform(Path(source), layout, course)
         run = CollectRun(Path(source), layout.name, evidence)
         one_time = _one_entry_time(export)
         if one_time:
@@ -222,6 +234,18 @@ def collect(
                 found.append(outcome)
         collector.place(found, export, run)
     return run
+
+
+def _same_platform(source: Path, layout: Layout, course: Course) -> None:
+    """Refuse a download of one platform into a course whose roster is another's: its names
+    would be matched against students that platform does not know (ValueError)."""
+    platform = load_roster_platform(course.root)
+    platforms = {known.name for known in PLATFORMS} - {"nbgrader's submitted/ folder"}
+    if platform and layout.name in platforms and layout.name != platform:
+        raise ValueError(
+            f"{source}: a {layout.name} download, but the course's roster is {platform}'s: is"
+            " it another course's? If it is this course's, collect it with --other-platform"
+        )
 
 
 def _one_entry_time(export: Export) -> str:
@@ -298,18 +322,26 @@ class _Found:
     order: int
     doubt: str = ""  # what to check about whose it is
     by_order: bool = False  # the platform's order of copies decides, not their times
+    by_name: str = ""  # the name it was matched by, where nothing else matched
+    source: str = ""  # the platform and its number for who submitted it (`Moodle 102`)
+    layout: str = ""  # the download's layout
 
 
 class _Collector:
-    def __init__(self, course: Course, only_lesson: str | None, clock: _Clock):
+    def __init__(
+        self, course: Course, only_lesson: str | None, clock: _Clock, replace_by_name: bool
+    ):
         self.course, self.only_lesson, self.clock = course, only_lesson, clock
+        self.replace_by_name = replace_by_name
         self.students = class_list(course)
         self.known = course.lessons
         self.notebooks = {assignment: course.notebooks(assignment) for assignment in self.known}
+        self.released = known_notebooks(course, self.notebooks)
         self.backup_stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.troubles: dict[tuple[str, str], list[str]] = defaultdict(list)
         self._graded: dict[tuple[str, str], datetime] | None = None
         self.downloads = _Downloads(course.root / "collect_backup" / "download_times.json")
+        self.sources = _Sources(course.root / "collect_backup" / SOURCES_FILE)
         self.download_time = ""  # where every entry carries the download's time (_one_entry_time)
 
     def examine(self, entry: Entry, export: Export, layout: Layout) -> "_Found | Rejected | Read":
@@ -327,12 +359,16 @@ class _Collector:
             return Rejected(entry.path, claim)
         if not entry.name.lower().endswith(NOTEBOOK):
             return Rejected(entry.path, "not a notebook (.ipynb)")
-        student, why = self._student(claim)
+        student, why, by_name = self._student(claim, layout)
         if student is None:
             return Rejected(entry.path, why)
-        where = self._lesson_and_notebook(claim)
+        cells = self._cells(entry, export)
+        where = self._lesson_and_notebook(claim, cells)
         if isinstance(where, str):
             return Rejected(entry.path, f"{student.id}: {where}")
+        other = self._other_notebook(cells, *where)
+        if other:
+            return Rejected(entry.path, f"{student.id}: {other}")
         when = self._time(claim, entry)
         if isinstance(when, str):
             self.troubles[(student.id, where[0])].append(f"{entry.path}: {when}")
@@ -340,32 +376,54 @@ class _Collector:
         return _Found(
             entry, student.id, *where, *when, claim.remark, claim.order,
             doubt=doubt(claim, student) if self.students else "", by_order=bool(claim.lateness),
+            by_name=by_name,
+            source=f"{layout.name} {claim.submitter}" if claim.submitter else "",
+            layout=layout.name,
         )  # fmt: skip
 
-    def _student(self, claim: Claim) -> tuple[Student | None, str]:
+    @staticmethod
+    def _cells(entry: Entry, export: Export) -> dict[str, str]:
+        """The nbgrader cells of `entry` ({} where it cannot be read: placing it says why)."""
+        try:
+            return cells_of(export.read(entry))
+        except ExportError:
+            return {}
+
+    def _other_notebook(self, cells: dict[str, str], lesson: str, notebook: str) -> str:
+        """Why a file with these nbgrader cells is not `lesson`'s `notebook` (another notebook
+        of the course, or of none), with what to do; "" where it may be."""
+        why = mismatch(cells, lesson, notebook, self.released)
+        if not why:
+            return ""
+        if self.only_lesson:
+            return f"{why}: is this the download of another assignment than {lesson}?"
+        return f"{why}, though its name says {lesson}: place it by hand if it is {lesson}'s"
+
+    def _student(self, claim: Claim, layout: Layout) -> tuple[Student | None, str, str]:
+        """(the student, "", the name matched where nothing else did) or (None, why, "")."""
         if self.students:
-            found = find_student(claim, self.students)
+            found, how = match_student(claim, self.students, layout.tell_apart)
             if isinstance(found, Ambiguous):
-                return None, self._by_hand(claim, found)
+                return None, self._by_hand(claim, found), ""
             if isinstance(found, str):
-                return None, found
+                return None, found, ""
             problem = id_problem(found.id)
             if problem:
-                return None, f"{claim.seems}? the roster's id {found.id!r} {problem}"
-            return found, ""
+                return None, f"{claim.seems}? the roster's id {found.id!r} {problem}", ""
+            return found, "", claim.seems if how == NAME else ""
         token = next((token for token in claim.ids if token), "")
-        if STUDENT_ID.match(token):
-            return Student(token), ""
+        if token and not id_problem(token) and (claim.whole_id or STUDENT_ID.match(token)):
+            return Student(token), "", ""
         if claim.names or claim.squashed:
             return None, (
                 f"{claim.seems}? the course has no roster to match names with:"
                 " give it one (grader init --roster)"
-            )
-        return None, f"no student id at the start of the name (found {token!r})"
+            ), ""  # fmt: skip
+        return None, f"no student id at the start of the name (found {token!r})", ""
 
     def _by_hand(self, claim: Claim, reason: Ambiguous) -> str:
         """`reason`, naming the folder to place the file in by hand where the lesson is known."""
-        where = self._lesson_and_notebook(claim)
+        where = self._lesson_and_notebook(claim, {})
         if isinstance(where, str):
             return str(reason)
         ids = "|".join(student.id for student in reason.students)
@@ -374,8 +432,9 @@ class _Collector:
             "submitted/<student>/<lesson>/", f"submitted/<{ids}>/{lesson}/{notebook}{NOTEBOOK}"
         )
 
-    def _lesson_and_notebook(self, claim: Claim) -> tuple[str, str] | str:
-        """(lesson, notebook) the file is, or why it is none of the course's."""
+    def _lesson_and_notebook(self, claim: Claim, cells: dict[str, str]) -> tuple[str, str] | str:
+        """(lesson, notebook) the file is, or why it is none of the course's; where its name
+        fits several assignments' notebooks, its nbgrader `cells` choose."""
         stem = claim.original[: -len(NOTEBOOK)] if claim.original.lower().endswith(NOTEBOOK) else (
             claim.original
         )  # fmt: skip
@@ -400,6 +459,9 @@ class _Collector:
                 for known, notebooks in self.notebooks.items()
                 if stem and any(stem.endswith(notebook) for notebook in notebooks)
             ]
+            chosen = best_fit(cells, owners, stem, self.released)
+            if len(owners) > 1 and chosen:
+                owners = [chosen]
             if len(owners) > 1:
                 return (
                     f"names no lesson; its notebook could be of {', '.join(owners)}: give --lesson"
@@ -470,6 +532,7 @@ class _Collector:
         for (student, lesson), items in groups.items():
             self._place_submission(student, lesson, items, export, run)
         self.downloads.save()
+        self.sources.save()
 
     def _place_submission(self, student, lesson, items, export, run) -> None:
         folder = self.course.submission(student, lesson)
@@ -508,6 +571,8 @@ class _Collector:
                 )
                 run.rejected.append(Rejected(item.entry.path, reason))
             return
+        if changed and self._kept_from_name_match(student, files, folder, run):
+            return
         if stamp is None and bound is not None:  # what orders it against a later download
             keep = changed or downloaded is None
             self.downloads.set(student, lesson, bound if keep else min(bound, downloaded))
@@ -517,6 +582,8 @@ class _Collector:
             action, timed = self._correct_time(stamp_file, collected, latest, files[0][0])
             for item, _, target, *_ in files:
                 run.placed.append(self._placed(item, target, action, timed))
+            if _collected_time(folder) != collected:  # the time now in force is this record's
+                self.sources.record(student, lesson, [item for item, *_ in files], latest)
             return
         backup = None
         if any(existed and not same for *_, same, existed in files):
@@ -534,6 +601,25 @@ class _Collector:
             stamp_file.unlink(missing_ok=True)
         else:
             stamp_file.write_text(stamp.strftime(TIMESTAMP_FORMAT))
+        self.sources.record(student, lesson, [item for item, *_ in files], latest)
+
+    def _kept_from_name_match(self, student, files, folder: Path, run) -> bool:
+        """Whether files matched by name alone would change the submission `student` already
+        has (then each is rejected, and nothing of theirs is changed)."""
+        named = [item for item, *_ in files if item.by_name]
+        if not named or self.replace_by_name or not any(folder.glob(f"*{NOTEBOOK}")):
+            return False
+        before = self.sources.get(student, named[0].lesson).get("source")
+        if before and all(item.source == before for item in named):
+            return False  # the same submitter of the same assignment on the same platform
+        kept = folder.relative_to(self.course.root).as_posix()
+        reason = (
+            f"{student}: matched by the name {named[0].by_name!r} alone, and it would change the"
+            f" submission already collected in {kept}/: nothing was changed; if it is theirs,"
+            " collect again with --replace-by-name"
+        )
+        run.rejected += [Rejected(item.entry.path, reason) for item, *_ in files]
+        return True
 
     @staticmethod
     def _correct_time(
@@ -653,6 +739,59 @@ class _Downloads:
 
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text(json.dumps(self._times, indent=1, sort_keys=True) + "\n")
+            self._changed = False
+
+
+SOURCES_FILE = "sources.json"  # in collect_backup/: where each submission came from
+
+
+class _Sources:
+    """Where each collected submission came from, kept beside the backups
+    (`collect_backup/sources.json`, "student/lesson" -> a record): `layout`, the download's
+    layout; `source`, the platform's number for who submitted it (`Moodle 102`), which lets a
+    later download of the same submitter replace a file matched by name; `matched_by`, "name"
+    where nothing else matched; `time`, the submission time written in timestamp.txt (ISO, or
+    null: on time by the platform's record, which gives none); `time_from`, whose record it is;
+    `time_estimated`, true where that time is not a record of the submission (a download's or
+    a copy's time, as for a file Canvas marked late); `collected`, when collect placed it."""
+
+    def __init__(self, path: Path):
+        self.path, self._records, self._changed = path, None, False
+
+    def _load(self) -> dict:
+        if self._records is None:
+            import json
+
+            try:
+                found = json.loads(self.path.read_text())
+            except (OSError, ValueError):
+                found = {}
+            self._records = found if isinstance(found, dict) else {}
+        return self._records
+
+    def get(self, student: str, lesson: str) -> dict:
+        record = self._load().get(f"{student}/{lesson}")
+        return record if isinstance(record, dict) else {}
+
+    def record(self, student: str, lesson: str, items: list, latest) -> None:
+        item = latest or items[0]
+        self._load()[f"{student}/{lesson}"] = {
+            "layout": item.layout,
+            "source": item.source,
+            "matched_by": "name" if item.by_name else "id",
+            "time": latest.time.isoformat() if latest else None,
+            "time_from": item.how if latest else item.remark,
+            "time_estimated": bool(latest and not latest.strong),
+            "collected": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        self._changed = True
+
+    def save(self) -> None:
+        if self._changed:
+            import json
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self._records, indent=1, sort_keys=True) + "\n")
             self._changed = False
 
 

@@ -5,6 +5,10 @@ collector makes from the course's own names, so a member's path (`../x`, `/etc/x
 choose where anything is written. Such members, links, names that are not UTF-8, encrypted or
 oversized members and macOS metadata are listed with the reason they cannot be taken.
 
+A zip archive in a folder is opened as nbgrader's zip_collect extracts it: its members are read
+as if unpacked into a folder named as the archive (`ps1/submissions.zip` holds
+`ps1/submissions/…`), by the same rules, and never unpacked.
+
 Times: a zip member carries the time its maker's clock gave it, with no zone (the zip's DOS
 time), unless the archive also holds the extended timestamp field (a UTC time), which is then
 used as is; a file in a folder has only its modification time, which is when it was copied
@@ -71,9 +75,12 @@ class Export:
         self._archive: zipfile.ZipFile | None = None
         if not self.source.exists():
             raise FileNotFoundError(f"{self.source}: no such file or folder")
+        self._inner: dict[str, zipfile.ZipFile] = {}  # a folder's zip archives, by path
         if self.source.is_dir():
             self.kind = "folder"
-            self.entries = list(_folder_entries(self.source))
+            self.entries = [
+                inner for entry in _folder_entries(self.source) for inner in self._opened(entry)
+            ]
         else:
             if not zipfile.is_zipfile(self.source):
                 raise ValueError(f"{self.source}: not a folder or a zip archive")
@@ -87,6 +94,30 @@ class Export:
             ]
         self._by_path = {entry.path: entry for entry in self.entries if not entry.problem}
 
+    def _opened(self, entry: Entry) -> list[Entry]:
+        """`entry`, or for a zip archive in the folder the files it holds (nbgrader's
+        zip_collect extracts each archive into a folder named as it is)."""
+        if entry.problem or not entry.name.lower().endswith(".zip"):
+            return [entry]
+        try:
+            archive = zipfile.ZipFile(entry.key)
+        except (zipfile.BadZipFile, OSError, ValueError) as error:
+            return [Entry(entry.path, entry.size, entry.time, None, entry.time_source,
+                          f"a damaged zip archive ({error})", entry.key)]  # fmt: skip
+        prefix = entry.path[: -len(".zip")]
+        self._inner[prefix] = archive
+        found = []
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            inner = _zip_entry(info)
+            path = f"{prefix}/{inner.path}"
+            found.append(
+                Entry(path, inner.size, inner.time, inner.local_time, inner.time_source,
+                      inner.problem, (prefix, info))
+            )  # fmt: skip
+        return found
+
     def __enter__(self) -> "Export":
         return self
 
@@ -96,6 +127,8 @@ class Export:
     def close(self) -> None:
         if self._archive is not None:
             self._archive.close()
+        for archive in self._inner.values():
+            archive.close()
 
     def has(self, path: str) -> bool:
         """Whether the export holds a readable file at `path`."""
@@ -107,7 +140,11 @@ class Export:
         if entry.size > limit:
             raise ExportError(_too_large(entry.size, limit))
         try:
-            if self._archive is not None:
+            if isinstance(entry.key, tuple):  # a member of a zip archive in the folder
+                prefix, info = entry.key
+                with self._inner[prefix].open(info) as handle:
+                    data = handle.read(limit + 1)
+            elif self._archive is not None:
                 with self._archive.open(entry.key) as handle:
                     data = handle.read(limit + 1)
             else:

@@ -56,6 +56,16 @@ class Claim:
     lateness: str = ""  # "on time" or "late": the platform's verdict where it gives no time
     remark: str = ""  # what the platform says besides ("Canvas marked it late")
     order: int = 0  # the platform's order of two copies of one file (higher: later)
+    whole_id: bool = False  # ids are whole folder names or groups, `_` and all (nbgrader's)
+    numbers: tuple[str, ...] = ()  # numbers that may be the student's on the platform, or not
+    submitter: str = ""  # the platform's number for who submitted, within this assignment
+
+
+BY_HAND = "place the file by hand in submitted/<student>/<lesson>/"
+PATTERN_HELP = (
+    "give --pattern with a group that identifies the student ((?P<student_id>…), or"
+    " (?P<lms_id>…) where the roster has the platform's user ids)"
+)
 
 
 class Layout:
@@ -63,6 +73,7 @@ class Layout:
 
     name = ""
     signature = ""  # how its names look, for messages
+    tell_apart = f"{PATTERN_HELP}, or {BY_HAND}"  # what to do when two students match a file
 
     def fits(self, entry: Entry, export: Export) -> bool:
         """Whether `entry` is named as this platform names files (for detecting the layout)."""
@@ -94,6 +105,10 @@ CANVAS_LATE = (
 class Canvas(Layout):
     name = "Canvas"
     signature = "name_late_userid_submissionid_file"
+    tell_apart = (
+        "the file's Canvas user id is on no roster entry: give the course Canvas's user ids"
+        f" (its gradebook export: grader init --roster), or {BY_HAND}"
+    )
     FILE = re.compile(
         r"^(?P<name>[^\W_]*?)(?P<late>_late)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$",
         re.IGNORECASE,
@@ -115,6 +130,7 @@ class Canvas(Layout):
             seems=name or f"Canvas user {user}",
             lms_id=user,
             squashed=name,
+            submitter=user,
             hints=entry.parts[:-1],
             lateness="late" if found["late"] else "on time",
             remark=CANVAS_LATE if found["late"] else CANVAS_ON_TIME,
@@ -125,6 +141,10 @@ class Canvas(Layout):
 class Moodle(Layout):
     name = "Moodle"
     signature = "Full Name_participantid_assignsubmission_file_/file"
+    tell_apart = (
+        "Moodle's number in the name is the assignment's participant number, on no roster:"
+        f" {BY_HAND}"
+    )
     PART = re.compile(
         r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<rest>.*))?$"
     )
@@ -155,6 +175,7 @@ class Moodle(Layout):
             seems=found["name"],
             names=(found["name"],),
             hints=_parts_before_and_after(entry.parts, index),
+            submitter=found["participant"],
         )
 
 
@@ -232,6 +253,10 @@ def d2l_time(text: str) -> datetime | None:
 class Brightspace(Layout):
     name = "Brightspace (D2L)"
     signature = "id-id - Last First - Mon D, YYYY HMM AM/file"
+    tell_apart = (
+        "neither number in the folder's name is a roster entry's: give the course Brightspace's"
+        f" ids (its grades export, with OrgDefinedId: grader init --roster), or {BY_HAND}"
+    )
     FOLDER = re.compile(rf"^(?P<ids>\d+-\d+) - (?P<name>.+?) - {_D2L_WHEN}$")
     FLAT = re.compile(rf"^(?P<ids>\d+-\d+) - (?P<name>.+?) - {_D2L_WHEN} - (?P<file>.+)$")
     # the same, with a date written otherwise (`5 oct. 2026 21 h 05`): named, not read
@@ -273,6 +298,8 @@ class Brightspace(Layout):
             original=original,
             seems=found["name"],
             names=(found["name"],),
+            numbers=tuple(found["ids"].split("-")),
+            submitter=found["ids"],
             hints=_parts_before_and_after(entry.parts, index),
             local_time=when,
             time_source=f"Brightspace's submission time in the {where}",
@@ -325,6 +352,7 @@ class NbgraderTree(Layout):
             hints=parts[:-3],
             time=time,
             time_source=source,
+            whole_id=True,
         )
 
 
@@ -401,6 +429,7 @@ class Pattern(Layout):
             time=time,
             local_time=local,
             time_source="the time in the file's name (--pattern)",
+            whole_id=True,
         )
 
 
@@ -413,6 +442,8 @@ def parse_time(text: str) -> datetime | None:
         return datetime.strptime(text, "%Y-%m-%d-%H-%M-%S")
     except ValueError:
         pass
+    if d2l_time(text.strip()):  # `Oct 5, 2026 420 PM`: Brightspace's, which dateutil misreads
+        return d2l_time(text.strip())
 
     def zone(name: str | None, offset: int | None) -> tzinfo | None:
         if name:

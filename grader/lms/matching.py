@@ -2,7 +2,9 @@
 
 Tried in order, the first that matches anyone deciding: the platform's user id (lms_id: a file
 whose user id is on the roster is that student's, whatever else its name says), the course's
-id, the login, the SIS id, the email (or its local part), then the full name, compared without
+id, the login, the SIS id, the email (or its local part), a number the platform put in the name
+that is a student's user id, SIS id or id (Brightspace's folder names: unless the name there is
+another student's), then the full name, compared without
 case or accents, first-last or last-first, or in Canvas's squashed form (`garciamaria`, a name:
 never taken for an id). Two students matched by the same step is no match: the reason names
 both and says how to place the file.
@@ -13,7 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache
 
-from grader.lms.exports import Claim
+from grader.lms.exports import BY_HAND, PATTERN_HELP, Claim
 from grader.lms.roster import Student
 
 
@@ -55,16 +57,26 @@ class Ambiguous(str):
     students: tuple[Student, ...] = ()
 
 
-AMBIGUOUS_HELP = (
-    "give --pattern with a group that identifies the student (e.g. (?P<lms_id>…), the"
-    " platform's user id), or place the file by hand in submitted/<student>/<lesson>/"
-)
+AMBIGUOUS_HELP = f"{PATTERN_HELP}, or {BY_HAND}"
 
 
-def find_student(claim: Claim, students: list[Student]) -> Student | str:
+NAME = "name"  # the step that matches by name alone, which two students may share
+NUMBER = "platform number"  # a number in the name that may be the student's (Brightspace's)
+
+
+def find_student(
+    claim: Claim, students: list[Student], help: str = AMBIGUOUS_HELP
+) -> Student | str:
     """The one student of `students` that `claim` names, or why there is none (the reason opens
     with the student the file seems to be, and a question mark; an `Ambiguous` one when
-    several match, saying what to do)."""
+    several match, saying what to do: `help`)."""
+    return match_student(claim, students, help)[0]
+
+
+def match_student(
+    claim: Claim, students: list[Student], help: str = AMBIGUOUS_HELP
+) -> tuple[Student | str, str]:
+    """`find_student`'s answer, and what matched (`lms id`, `id`, …, NAME; "" for none)."""
     tokens = [token for token in claim.ids if token]
     folded = {token.casefold() for token in tokens}
     names = {plain(name) for name in claim.names} - {""}
@@ -75,22 +87,41 @@ def find_student(claim: Claim, students: list[Student]) -> Student | str:
         ("login", lambda s: bool(s.login) and s.login.casefold() in folded),
         ("SIS id", lambda s: bool(s.sis_id) and s.sis_id.casefold() in folded),
         ("email", lambda s: any(_email_matches(s.email, token) for token in tokens)),
-        ("name", lambda s: bool(names & _full_names(s))),
-        ("name", lambda s: bool(squashed) and squashed in _squashed_forms(s)),
+        (NUMBER, lambda s: any(n in (s.lms_id, s.sis_id, s.id) for n in claim.numbers if n)),
+        (NAME, lambda s: bool(names & _full_names(s))),
+        (NAME, lambda s: bool(squashed) and squashed in _squashed_forms(s)),
     ]
     for what, matches in steps:
         found = [student for student in students if matches(student)]
+        if len(found) == 1 and what == NUMBER and names:
+            return _number_and_name_agree(claim, found[0], students, names), what
         if len(found) == 1:
-            return found[0]
+            return found[0], what
         if found:
             both = ", ".join(f"{s.id} ({s.full_name or 'no name'})" for s in found)
             reason = Ambiguous(
                 f"{claim.seems}? {len(found)} students on the roster have this {what}: {both};"
-                f" {AMBIGUOUS_HELP}"
+                f" {help}"
             )
             reason.students = tuple(found)
-            return reason
-    return f"{claim.seems}? no roster entry with {_looked_for(claim, tokens)}"
+            return reason, ""
+    return f"{claim.seems}? no roster entry with {_looked_for(claim, tokens)}", ""
+
+
+def _number_and_name_agree(
+    claim: Claim, student: Student, students: list[Student], names: set[str]
+) -> Student | str:
+    """`student`, whom a number in the file's name gives, unless its name is someone else's
+    on the roster (the number may be the platform's submission number): then why not."""
+    if names & _full_names(student):
+        return student
+    others = [s.id for s in students if s is not student and names & _full_names(s)]
+    if not others:
+        return student
+    return (
+        f"{claim.seems}? the number in its name is {student.id}'s, its name {', '.join(others)}'s:"
+        f" {BY_HAND}"
+    )
 
 
 def doubt(claim: Claim, student: Student) -> str:

@@ -49,6 +49,8 @@ from pathlib import Path
 
 ROSTER_FILE = "roster.csv"  # in the course folder
 CANVAS_COLUMNS_FILE = "canvas_columns.json"  # beside it: the Canvas export's assignment headers
+PLATFORM_FILE = "roster_platform.txt"  # beside it: the platform whose export the roster was
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads such a cell as a formula
 ID_LENGTH = 128  # nbgrader's gradebook keeps at most this many characters of a student id
 GLOB_CHARACTERS = "*?["  # nbgrader finds submissions with glob patterns made of the ids
 DELIMITERS = ",;\t"
@@ -83,12 +85,14 @@ COLUMNS = [field.name for field in fields(Student)]
 class Roster(list):
     """The students of a roster file, in its order (a list of Student), and what else the file
     said: `notes`, lines about rows left out (for the person who gave the file), and
-    `canvas_columns`, a Canvas export's assignment headers (`"Lesson 3 (1001)"`)."""
+    `canvas_columns`, a Canvas export's assignment headers (`"Lesson 3 (1001)"`), and
+    `platform`, the platform whose export it is."""
 
-    def __init__(self, students=(), notes=(), canvas_columns=()):
+    def __init__(self, students=(), notes=(), canvas_columns=(), platform=""):
         super().__init__(students)
         self.notes = list(notes)
         self.canvas_columns = list(canvas_columns)
+        self.platform = platform  # the platform whose export it is ("" for a plain roster)
 
 
 @dataclass(frozen=True)
@@ -169,12 +173,14 @@ def read_roster(path: Path, id_column: str | None = None) -> Roster:
     tests = [line for line, cells in rows if form.is_test_student(table, cells)]
     students_rows = [(line, cells) for line, cells in rows if line not in tests]
     column = _id_column(table, form, students_rows, id_column)
-    roster = Roster(canvas_columns=form.assignment_columns(table))
+    roster = Roster(canvas_columns=form.assignment_columns(table), platform=form.platform)
     seen: dict[str, tuple[int, str]] = {}
     for line, cells in rows:
         if not any(cells):
             raise RosterError(f"{table.where(line)}: blank row: delete it")
-        student_id = table.cell(cells, column)
+        student_id = table.cell(cells, column).removeprefix(form.prefix)
+        if column == form.columns.get("Email") and form.platform.startswith("Brightspace"):
+            student_id = student_id.partition("@")[0].strip()
         if column == form.columns.get(MOODLE_EMAIL) and id_column is None:
             student_id = student_id.partition("@")[0].strip()
         if not student_id and line in tests:
@@ -247,7 +253,12 @@ def save_roster(
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)
         for student in students:
-            writer.writerow([getattr(student, column) for column in COLUMNS])
+            writer.writerow([_inert(getattr(student, column)) for column in COLUMNS])
+    platform = getattr(students, "platform", "")
+    if platform:
+        (course_root / PLATFORM_FILE).write_text(platform + "\n", encoding="utf-8")
+    else:
+        (course_root / PLATFORM_FILE).unlink(missing_ok=True)
     if canvas_columns is None:
         canvas_columns = getattr(students, "canvas_columns", [])
     kept = course_root / CANVAS_COLUMNS_FILE
@@ -258,10 +269,34 @@ def save_roster(
     return path
 
 
+def _inert(cell: str) -> str:
+    """`cell` as a spreadsheet shows it, never runs it: one that starts like a formula
+    (`=HYPERLINK(…)`, `+1`, `@SUM`) gets a `'` before it, which `load_roster` removes."""
+    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
+
+
+def _as_written(cell: str) -> str:
+    """`cell` as it was before `_inert`."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
+
+
 def load_roster(course_root: Path) -> list[Student]:
     """The course's students as `grader init --roster` saved them ([] if it was given none)."""
     path = Path(course_root) / ROSTER_FILE
-    return read_roster(path) if path.is_file() else []
+    if not path.is_file():
+        return []
+    return [
+        Student(**{column: _as_written(getattr(student, column)) for column in COLUMNS})
+        for student in read_roster(path)
+    ]
+
+
+def load_roster_platform(course_root: Path) -> str:
+    """The platform whose export the course's roster was ("" for a plain one, or none)."""
+    try:
+        return (Path(course_root) / PLATFORM_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def load_canvas_columns(course_root: Path) -> list[str]:
@@ -345,6 +380,8 @@ class _Form:
     id_columns: tuple[str, ...]  # in the order of preference, as the form names them
     columns: dict  # the form's name for a column that may give the ids -> the file's
     fields: dict  # a Student field (but the id) -> the file's column that gives it
+    platform: str = ""  # the platform whose export it is, as collect names its layouts
+    prefix: str = ""  # what the platform writes before ids (Brightspace's `#`)
 
     @property
     def canvas(self) -> bool:
@@ -375,6 +412,9 @@ class _Form:
     def details(self, table: CsvTable, cells: list[str]) -> dict[str, str]:
         """Everything but the id, from one student's row."""
         found = {field: table.cell(cells, column) for field, column in self.fields.items()}
+        for field in ("sis_id", "login", "lms_id"):
+            if self.prefix and field in found:
+                found[field] = found[field].removeprefix(self.prefix)
         if self.canvas:
             found["first_name"], found["last_name"] = _canvas_name(table, cells)
         return found
@@ -391,6 +431,27 @@ def _canvas_name(table: CsvTable, cells: list[str]) -> tuple[str, str]:
 
 CANVAS_NAME = "Canvas gradebook export"
 MOODLE_NAME = "Moodle participants download"
+BRIGHTSPACE_NAME = "Brightspace grades export"
+BLACKBOARD_NAME = "Blackboard Grade Center download"
+# Brightspace (Grades → Export): `#` before each OrgDefinedId and Username, which it removes on
+# import; Blackboard (Grade Center → Work Offline → Download).
+BRIGHTSPACE_IDS = ("Username", "OrgDefinedId", "Email")
+BRIGHTSPACE_FIELDS = {
+    "first_name": "First Name",
+    "last_name": "Last Name",
+    "email": "Email",
+    "sis_id": "OrgDefinedId",
+    "login": "Username",
+}
+BLACKBOARD_IDS = ("Username", "Student ID")
+BLACKBOARD_MARKS = ("Last Access", "Availability", "Student ID")  # besides Username
+BLACKBOARD_FIELDS = {
+    "first_name": "First Name",
+    "last_name": "Last Name",
+    "email": "Email",
+    "sis_id": "Student ID",
+    "login": "Username",
+}
 
 
 def _form_of(table: CsvTable) -> _Form:
@@ -398,12 +459,20 @@ def _form_of(table: CsvTable) -> _Form:
     canvas_name = table.has("Student") or (table.has("LastName") and table.has("FirstName"))
     if canvas_name and table.has("ID"):
         canvas_fields = CANVAS_FIELDS | {"section": "Section"}
-        return _Form(CANVAS_NAME, CANVAS_IDS, {c: c for c in CANVAS_IDS}, canvas_fields)
+        return _Form(CANVAS_NAME, CANVAS_IDS, {c: c for c in CANVAS_IDS}, canvas_fields, "Canvas")
     plain_id = next((c for c in table.header if _plain_name(c) == "id"), None)
+    if table.has("OrgDefinedId") or table.has("End-of-Line Indicator"):
+        columns = {column: column for column in BRIGHTSPACE_IDS if table.has(column)}
+        found = {f: c for f, c in BRIGHTSPACE_FIELDS.items() if table.has(c)}
+        return _Form(BRIGHTSPACE_NAME, BRIGHTSPACE_IDS, columns, found, "Brightspace (D2L)", "#")
+    if table.has("Username") and any(table.has(c) for c in BLACKBOARD_MARKS):
+        columns = {column: column for column in BLACKBOARD_IDS if table.has(column)}
+        found = {f: c for f, c in BLACKBOARD_FIELDS.items() if table.has(c)}
+        return _Form(BLACKBOARD_NAME, BLACKBOARD_IDS, columns, found, "Blackboard")
     moodle = moodle_columns(table)
     if not plain_id and "First name" in moodle and "Last name" in moodle:
         found = {field: moodle[name] for field, name in MOODLE_FIELDS.items() if name in moodle}
-        return _Form(MOODLE_NAME, MOODLE_IDS, moodle, found)
+        return _Form(MOODLE_NAME, MOODLE_IDS, moodle, found, "Moodle")
     plain = {_plain_name(column): column for column in reversed(table.header)}
     found = {field: plain[field] for field in COLUMNS[1:] if field in plain}
     return _Form("roster", ("id",), {"id": plain_id} if plain_id else {}, found)

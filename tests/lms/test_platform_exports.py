@@ -123,9 +123,9 @@ def test_canvas_download(course, tmp_path):
     )
     assert reasons[f"martinanne_66666_67894_{L3}.ipynb"] == (
         "martinanne? 2 students on the roster have this name:"
-        " amartin1 (Anne Martin), amartin2 (Anne Martin); give --pattern with a group that"
-        " identifies the student (e.g. (?P<lms_id>…), the platform's user id), or place the file"
-        f" by hand in submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
+        " amartin1 (Anne Martin), amartin2 (Anne Martin); the file's Canvas user id is on no"
+        " roster entry: give the course Canvas's user ids (its gradebook export: grader init"
+        f" --roster), or place the file by hand in submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
     )
     assert reasons["smithjohn_22222_67895_notes.pdf"] == "not a notebook (.ipynb)"
     assert run.ok and run.lines()[0] == f"layout   Canvas: {run.evidence}"
@@ -705,7 +705,7 @@ def test_brightspace_date_that_cannot_be_read_is_named(course, tmp_path):
 
 def test_a_file_two_students_match_says_what_to_do(course, tmp_path):
     """Two students on the roster of the file's name: the reason names both and says how to
-    place it (--pattern with a group naming the student, or by hand, where)."""
+    place it: by hand, where (Moodle's participant number is on no roster: no --pattern)."""
     export = _zip(tmp_path / "moodle.zip", [
         (f"Anne Martin_105_assignsubmission_file_/{L3}.ipynb", _notebook("a"),
          (2026, 10, 5, 12, 0, 0)),
@@ -713,7 +713,7 @@ def test_a_file_two_students_match_says_what_to_do(course, tmp_path):
     (rejected,) = collect(export, course, timezone="UTC").rejected
     assert rejected.reason == (
         "Anne Martin? 2 students on the roster have this name: amartin1 (Anne Martin),"
-        " amartin2 (Anne Martin); give --pattern with a group that identifies the student"
-        " (e.g. (?P<lms_id>…), the platform's user id), or place the file by hand in"
+        " amartin2 (Anne Martin); Moodle's number in the name is the assignment's participant"
+        " number, on no roster: place the file by hand in"
         f" submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
     )
