@@ -1,13 +1,20 @@
-"""Grades CSV: nbgrader's columns, each submission's outcome and what to review in it, and one
-column per exercise."""
+"""Grades CSV: nbgrader's columns, whether each grade is final and why not, each submission's
+outcome and what to review in it, and one column per exercise.
+
+A grade that is not final (grader/grading/finality.py) says why in `why_not_final`; where there
+is no score to give yet (not graded) its score columns are empty, never 0, and where its late
+penalty is to be computed again (the policy or due date changed) its penalty and score are.
+Assignments: those someone handed in, those with a due date and the course's own; a lesson of
+the kit that the course never used has no rows."""
 
 import csv
 from pathlib import Path
 
-from nbgrader.api import MissingEntry
+from nbgrader.api import MissingEntry, Student
 
-from grader.course import Course
+from grader.course import Course, lessons
 from grader.grading import outcomes
+from grader.grading.finality import Finality, finality_of
 from grader.judging.reference import verdicts_of
 from grader.outcome import Outcome
 from grader.safe_output.text import csv_safe
@@ -25,26 +32,50 @@ NBGRADER_COLUMNS = [
     "score",
     "max_score",
 ]
-OUR_COLUMNS = ["outcome", "detail", "review", "verdicts"]  # then one column per exercise
+# then one column per exercise
+OUR_COLUMNS = ["final", "why_not_final", "outcome", "detail", "review", "verdicts"]
+NO_SUBMISSION = "no submission"
 
 
 def grade_rows(course: Course) -> tuple[list[str], list[dict]]:
-    """The CSV header and one row per lesson and student, as nbgrader's export computes them."""
+    """The CSV header and one row per assignment and student, with nbgrader's export's values
+    where the grade is final."""
     recorded, review = outcomes.read_all(course.db_url), outcomes.read_review(course.db_url)
+    finality = finality_of(course)
     rows, exercises = [], []
     with course.api().gradebook as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
+            if not _in_use(assignment, finality):
+                continue
             ids = _exercise_columns(assignment)
             exercises += [i for i in ids.values() if i not in exercises]
-            for student in sorted(gb.students, key=lambda s: s.id):
-                row = _row(gb, assignment, student, ids, recorded)
-                row["review"] = review.get((assignment.name, student.id), "")
+            for student in _students(gb, assignment.name, finality):
+                key = (assignment.name, student.id)
+                row = _row(gb, assignment, student, ids, recorded, finality.get(key))
+                row["review"] = review.get(key, "")
                 row["verdicts"] = verdicts_of(assignment.name)
                 rows.append(row)
     return NBGRADER_COLUMNS + OUR_COLUMNS + exercises, rows
 
 
-def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
+def _students(gb, assignment: str, finality: dict) -> list:
+    """The gradebook's students, and anyone whose submission was collected but who is not in it
+    yet (a course without a roster, before grading enters them), sorted by id."""
+    found = {student.id: student for student in gb.students}
+    for name, student in finality:
+        if name == assignment and student not in found:
+            found[student] = Student(id=student)
+    return [found[sid] for sid in sorted(found)]
+
+
+def _in_use(assignment, finality: dict) -> bool:
+    """Whether the course uses `assignment`: someone handed it in, it has a due date, or it is
+    the course's own (not one of the kit's lessons, which every course's gradebook holds)."""
+    handed_in = any(name == assignment.name for name, _ in finality)
+    return handed_in or assignment.duedate is not None or assignment.name not in lessons()
+
+
+def _row(gb, assignment, student, exercise_ids, recorded, finality: Finality | None) -> dict:
     row = {
         "assignment": assignment.name,
         "duedate": assignment.duedate or "",
@@ -54,39 +85,35 @@ def _row(gb, assignment, student, exercise_ids, recorded) -> dict:
         "email": student.email or "",
         "max_score": assignment.max_score,
     }
+    key = (assignment.name, student.id)
+    if finality is None:  # nothing handed in (at most the row an extension made before)
+        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+        row.update(final="yes", why_not_final="", outcome=NO_SUBMISSION, detail="")
+        return row
+    row.update(final="yes" if finality.final else "no", why_not_final=str(finality))
     try:
         submission = gb.find_submission(assignment.name, student.id)
     except MissingEntry:
         submission = None
-    key = (assignment.name, student.id)
-    if submission is None or (key not in recorded and _never_graded(submission)):
-        # none, or only the row an extension made before anything was handed in
-        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
-        row.update(outcome="no submission", detail="")
+    unrecorded = (Outcome.GRADED if finality.score_known else Outcome.NOT_GRADED, "", "")
+    outcome, detail, _ = recorded.get(key, unrecorded)
+    row.update(outcome=outcome, detail=detail)
+    if submission is None or not finality.score_known:  # collected, not graded: no score yet
+        row.update(timestamp="", raw_score="", late_submission_penalty="", score="")
         return row
     penalty = submission.late_submission_penalty or 0.0
     row.update(
         timestamp=submission.timestamp or "",
         raw_score=submission.score,
-        late_submission_penalty=penalty,
-        score=max(0.0, submission.score - penalty),
+        late_submission_penalty=penalty if finality.penalty_known else "",
+        score=max(0.0, submission.score - penalty) if finality.penalty_known else "",
     )
-    outcome, detail, _ = recorded.get((assignment.name, student.id), (Outcome.GRADED, "", ""))
-    row.update(outcome=outcome, detail=detail)
     for notebook in submission.notebooks:
         for grade in notebook.grades:
             column = exercise_ids.get((notebook.name, grade.name))
             if column:
                 row[column] = grade.score
     return row
-
-
-def _never_graded(submission) -> bool:
-    """Whether a submission's row holds no timestamp and no grade at all: the row nbgrader makes
-    for an extension given before anything was handed in."""
-    grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
-    scored = any(g.auto_score is not None or g.manual_score is not None for g in grades)
-    return submission.timestamp is None and not scored
 
 
 def _exercise_columns(assignment) -> dict[tuple[str, str], str]:

@@ -12,12 +12,10 @@ import difflib
 from datetime import datetime, timedelta
 
 from nbgrader.api import MissingEntry
-from sqlalchemy import update
 
 from grader.compat import UTC
 from grader.course import Course
 from grader.grading import outcomes
-from grader.grading.database import sqlalchemy_engine
 from grader.lms.due_dates import course_time_zone, parse_moment
 
 
@@ -67,11 +65,10 @@ def extend(course: Course, student: str, lesson: str, until: datetime | str) -> 
 
 
 def mark_for_regrading(course: Course, student: str, lesson: str) -> bool:
-    """Forget the fingerprint recorded with the submission's outcome, so that the next
-    `autograde` grades it again (its outcome stays shown until then); whether it had one."""
-    engine = sqlalchemy_engine(course.db_url)
-    outcomes.OUTCOMES.create(engine, checkfirst=True)
-    mine = (outcomes.OUTCOMES.c.assignment == lesson) & (outcomes.OUTCOMES.c.student == student)
-    with engine.begin() as db:
-        done = db.execute(update(outcomes.OUTCOMES).where(mine).values(fingerprint=""))
-    return done.rowcount > 0
+    """Mark the submission to be graded again by the next `autograde` (its outcome stays shown
+    until then, not final: its late penalty changed); whether it had been graded."""
+    if (lesson, student) not in outcomes.read_all(course.db_url):
+        return False
+    reason = f"{student}'s extension for {lesson} changed"
+    outcomes.mark_to_regrade(course.db_url, [(lesson, student)], reason)
+    return True

@@ -1,13 +1,18 @@
 """Make a folder an nbgrader course for this repository's lessons."""
 
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
+from nbgrader.api import MissingEntry
+
+from grader.compat import UTC
 from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, CourseError, is_course, lessons
+from grader.grading import outcomes
 from grader.lms.due_dates import course_time_zone, read_due_dates, zone_named
 from grader.lms.late_policy import PLUGIN_NAME, parse_policy, policy_in_force
 from grader.lms.roster import Student, read_roster, save_roster
+from grader.outcome import nbgrader_failure
 from grader.safe_output.text import terminal_safe
 
 CONFIG_TEMPLATE = """\
@@ -61,6 +66,7 @@ def init_course(
     if id_column is not None and roster is None:
         raise ValueError("--id-column names a column of the roster: give the roster too")
     time_zone, policy = _settings(folder, time_zone, late_policy)
+    policy_before = _policy_before(folder)
     students = read_roster(roster, id_column) if roster is not None else None
     dues = None
     if due_dates is not None:
@@ -83,9 +89,42 @@ def init_course(
     enter_lessons(course, lessons())
     if students is not None:
         enter_students(course, students)
-    if dues is not None:
-        set_due_dates(course, dues)
+    marked = set_due_dates(course, dues) if dues is not None else []
+    if policy_before is not None and policy_before != policy:
+        why = f"the late policy changed from {policy_before} to {policy}"
+        marked += mark_late_submissions(course, why)
+    if marked:
+        print(
+            f"{len(set(marked))} graded submissions will be graded again by the next"
+            " `grader autograde` (their late penalty changes); until then export gives none",
+            file=sys.stderr,
+        )
     return course
+
+
+def _policy_before(folder: Path) -> str | None:
+    """The late policy of the course already in `folder` (as `--late-policy` writes it, or its
+    plugin's name), or None for a new course."""
+    if not is_course(folder):
+        return None
+    config = Course(folder).config()
+    policy = policy_in_force(config)
+    return str(policy) if policy is not None else config.AssignLatePenalties.get("plugin_class", "")
+
+
+def mark_late_submissions(course: Course, why: str) -> list[tuple[str, str]]:
+    """Mark every late submission in the gradebook to be graded again, saying `why` until the
+    next autograde has; the (lesson, student) marked. Export and the LMS imports give none of
+    their late penalties in the meantime."""
+    with course.api().gradebook as gb:
+        marked = [
+            (assignment.name, submission.student.id)
+            for assignment in gb.assignments
+            for submission in assignment.submissions
+            if submission.total_seconds_late > 0
+        ]
+    outcomes.mark_to_regrade(course.db_url, marked, why)
+    return marked
 
 
 def _settings(folder: Path, time_zone: str | None, late_policy: str | None) -> tuple:
@@ -129,7 +168,9 @@ def enter_lessons(course: Course, selected: list[str]) -> None:
     for lesson in selected:
         result = api.generate_assignment(lesson, force=True, create=True)
         if not result["success"]:
-            raise RuntimeError(f"could not enter {lesson} in {course.root}:\n{result.get('error')}")
+            raise RuntimeError(
+                f"could not enter {lesson} in {course.root}: {nbgrader_failure(result)}"
+            )
 
 
 def ensure_entered(course: Course, selected: list[str]) -> list[str]:
@@ -177,8 +218,54 @@ def enter_due_dates(course: Course, due_dates: Path) -> dict[str, datetime]:
     return dues
 
 
-def set_due_dates(course: Course, dues: dict[str, datetime]) -> None:
-    """Record each lesson's due date (an aware datetime) in the course's gradebook."""
+def set_due_dates(course: Course, dues: dict[str, datetime]) -> list[tuple[str, str]]:
+    """Record each lesson's due date (an aware datetime) in the course's gradebook; a graded
+    submission late by the due date it was graded with, or by the new one, is marked to be
+    graded again (its late penalty computed anew). The (lesson, student) marked."""
+    affected: dict[str, tuple[str, list[str]]] = {}
     with course.api().gradebook as gb:
         for lesson, due in dues.items():
+            new = due.astimezone(UTC).replace(tzinfo=None)  # nbgrader keeps naive UTC
+            old = _due_date(gb, lesson)
+            if old != new and _has_submissions(gb, lesson):
+                why = f"{lesson}'s due date changed from {_minute(old)} to {_minute(new)}"
+                late = [
+                    submission.student.id
+                    for submission in gb.find_assignment(lesson).submissions
+                    if submission.total_seconds_late > 0 or _late_by(submission, new) > 0
+                ]
+                affected[lesson] = (why, late)
             gb.update_or_create_assignment(lesson, duedate=due)
+    marked = []
+    for lesson, (why, students) in affected.items():
+        outcomes.mark_to_regrade(course.db_url, [(lesson, s) for s in students], why)
+        marked += [(lesson, s) for s in students]
+    return marked
+
+
+def _due_date(gb, lesson: str) -> datetime | None:
+    try:
+        return gb.find_assignment(lesson).duedate
+    except MissingEntry:
+        return None
+
+
+def _has_submissions(gb, lesson: str) -> bool:
+    try:
+        return bool(gb.find_assignment(lesson).submissions)
+    except MissingEntry:
+        return False
+
+
+def _late_by(submission, due: datetime) -> float:
+    """The seconds `submission` (nbgrader's, times naive UTC) is late by the due date `due`."""
+    if submission.timestamp is None:
+        return 0.0
+    return max(
+        0.0, (submission.timestamp - due - (submission.extension or timedelta())).total_seconds()
+    )
+
+
+def _minute(moment: datetime | None) -> str:
+    """A naive UTC time, to the minute; `none` for no due date."""
+    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment is not None else "none"

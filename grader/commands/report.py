@@ -11,7 +11,12 @@ import matplotlib.pyplot as plt  # noqa: E402 -- the backend must be chosen firs
 import nbformat  # noqa: E402
 
 from grader.cells import grade_id, is_graded  # noqa: E402
-from grader.commands.export import NBGRADER_COLUMNS, OUR_COLUMNS, grade_rows  # noqa: E402
+from grader.commands.export import (  # noqa: E402
+    NBGRADER_COLUMNS,
+    NO_SUBMISSION,
+    OUR_COLUMNS,
+    grade_rows,
+)
 from grader.course import Course  # noqa: E402
 
 
@@ -55,13 +60,18 @@ def _score_figure(rows: list[dict], path: Path) -> None:
 
 
 def _pass_rates(rows: list[dict], exercises: list[str]) -> dict[str, float]:
+    """`assignment: exercise` -> the share of its graded submissions with the exercise's full
+    points (the most any of them got), per assignment: two assignments' exercises of one name
+    are two bars."""
     rates = {}
-    for exercise in exercises:
-        graded = [r for r in rows if exercise in r]
-        if graded:
-            best = max(float(r[exercise]) for r in graded)
-            passed = sum(float(r[exercise]) >= best and best > 0 for r in graded)
-            rates[exercise] = passed / len(graded)
+    for assignment in sorted({r["assignment"] for r in rows}):
+        mine = [r for r in rows if r["assignment"] == assignment]
+        for exercise in exercises:
+            graded = [r for r in mine if exercise in r]
+            if graded:
+                best = max(float(r[exercise]) for r in graded)
+                passed = sum(float(r[exercise]) >= best and best > 0 for r in graded)
+                rates[f"{assignment}: {exercise}"] = passed / len(graded)
     return rates
 
 
@@ -83,7 +93,7 @@ def write_report(course: Course, out: Path, *, top: int = 15) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     header, rows = grade_rows(course)
-    submitted = [r for r in rows if r["outcome"] != "no submission"]
+    submitted = [r for r in rows if r["outcome"] != NO_SUBMISSION and r["score"] != ""]
     exercises = header[len(NBGRADER_COLUMNS) + len(OUR_COLUMNS) :]
     rates = _pass_rates(submitted, exercises)
     if submitted:
@@ -101,12 +111,18 @@ def write_report(course: Course, out: Path, *, top: int = 15) -> Path:
         if submitted
         else "<p>No submissions have been graded yet.</p>"
     )
+    not_final = sum(r["final"] != "yes" for r in rows)
+    pending = (
+        f" {not_final} grades are not final yet (grades.csv's why_not_final says why)."
+        if not_final
+        else ""
+    )
     page = out / "index.html"
     page.write_text(
         "<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>"
         "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
         "td,th{border-bottom:1px solid #ddd;padding:.3em;text-align:left}</style></head><body>"
-        f"<h1>Class report</h1><p>{len(submitted)} graded submissions.</p>{figures}"
+        f"<h1>Class report</h1><p>{len(submitted)} graded submissions.{pending}</p>{figures}"
         "<h2>Most common failure explanations</h2><table>"
         "<tr><th>submissions</th><th>lesson</th><th>exercise</th><th>explanation</th></tr>"
         f"{failure_rows}</table></body></html>"

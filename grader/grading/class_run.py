@@ -25,7 +25,7 @@ from grader.grading.database import index_rows_by_notebook, share_engines_with_n
 from grader.grading.nbgrader_steps import SANITIZE
 from grader.grading.results import Result, scores_of
 from grader.grading.tasks import GradingEngine, GradingTask, with_what_comes_after
-from grader.outcome import Outcome
+from grader.outcome import Outcome, nbgrader_failure
 from grader.sandbox.outside.isolation import Limits
 from grader.timings import Timings
 
@@ -235,7 +235,7 @@ def _run_fast(
             outcome,
             detail,
             tuple(gid for r in runs.values() for gid in r.unjudged),
-            _late(run.seconds_late),
+            _late(run.seconds_late, task),
             not_graded,
             tuple(
                 f"{name}.ipynb: {gid}" if several else gid
@@ -299,12 +299,12 @@ def _run_stock(api, task: GradingTask, notebooks: list[str], problems: dict) -> 
         result = api.autograde(lesson, student)
     if result["success"]:
         with api.gradebook as gb:
-            late = _late(gb.find_submission(lesson, student).total_seconds_late)
+            late = _late(gb.find_submission(lesson, student).total_seconds_late, task)
         outcome, detail = _combined(notebooks, problems)
         report = SubmissionReport(student, lesson, outcome, detail, lateness=late)
     else:
         _zero(api, lesson, student)
-        detail = _last_line(result.get("error") or result.get("log"))
+        detail = nbgrader_failure(result)  # e.g. "No such kernel named Python [Root]"
         report = SubmissionReport(student, lesson, Outcome.NOT_GRADED, detail)
     folder = task.course.submission(student, lesson)
     return replace(
@@ -514,10 +514,14 @@ def autograde(
     ]
 
 
-def _late(seconds: float) -> str:
-    return f"submitted {seconds / 3600:.1f} h late" if seconds > 0 else ""
+def _late(seconds: float, task: GradingTask) -> str:
+    """How late the submission is, to the minute, and where that is an estimate, from what."""
+    if seconds <= 0:
+        return ""
+    from grader.grading.finality import late_by
+    from grader.lms.time_estimates import estimated_from
 
-
-def _last_line(text: str | None) -> str:
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return lines[-1] if lines else "nbgrader gave no reason"
+    guessed = estimated_from(task.course.root, task.student, task.lesson)
+    return f"submitted {late_by(seconds)} late" + (
+        f" (estimated from {guessed})" if guessed else ""
+    )

@@ -32,6 +32,17 @@ REVIEW = Table(
     Column("reason", Text, nullable=False),
 )
 
+# Graded submissions whose grade no longer stands as the gradebook holds it (the late policy or
+# the due date changed since): their fingerprint is forgotten, so the next autograde grades
+# them again, and this says why until it has.
+REGRADE = Table(
+    "grader_regrade",
+    _metadata,
+    Column("assignment", String(128), primary_key=True),
+    Column("student", String(128), primary_key=True),
+    Column("reason", Text, nullable=False),
+)
+
 
 def record(
     db_url: str,
@@ -61,6 +72,9 @@ def write(
     _metadata.create_all(db)  # the tables, if the gradebook has none yet
     mine = (REVIEW.c.assignment == lesson) & (REVIEW.c.student == student)
     db.execute(REVIEW.delete().where(mine))
+    db.execute(
+        REGRADE.delete().where((REGRADE.c.assignment == lesson) & (REGRADE.c.student == student))
+    )
     for cell, reason in (review or {}).items():
         db.execute(
             REVIEW.insert().values(assignment=lesson, student=student, cell=cell, reason=reason)
@@ -98,3 +112,27 @@ def read_review(db_url: str) -> dict[tuple[str, str], str]:
     for r in rows:
         found.setdefault((r.assignment, r.student), []).append(f"{r.cell} {r.reason}")
     return {key: "; ".join(reasons) for key, reasons in found.items()}
+
+
+def mark_to_regrade(db_url: str, submissions: list[tuple[str, str]], reason: str) -> None:
+    """Mark each (lesson, student) of `submissions` to be graded again by the next autograde
+    (its recorded fingerprint forgotten), saying `reason` until it is; one transaction."""
+    with sqlalchemy_engine(db_url).begin() as db:
+        _metadata.create_all(db)
+        for lesson, student in submissions:
+            mine = (OUTCOMES.c.assignment == lesson) & (OUTCOMES.c.student == student)
+            db.execute(OUTCOMES.update().where(mine).values(fingerprint=""))
+            marked = (REGRADE.c.assignment == lesson) & (REGRADE.c.student == student)
+            before = db.execute(select(REGRADE.c.reason).where(marked)).scalar()
+            both = f"{before}; {reason}" if before and reason not in before else before or reason
+            db.execute(REGRADE.delete().where(marked))
+            db.execute(REGRADE.insert().values(assignment=lesson, student=student, reason=both))
+
+
+def read_regrade(db_url: str) -> dict[tuple[str, str], str]:
+    """The submissions marked to be graded again: (lesson, student) -> why."""
+    engine = sqlalchemy_engine(db_url)
+    _metadata.create_all(engine)
+    with engine.connect() as conn:
+        rows = conn.execute(select(REGRADE)).all()
+    return {(r.assignment, r.student): r.reason for r in rows}

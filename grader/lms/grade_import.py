@@ -11,6 +11,12 @@ one per student the file could not hold. The platforms' imports read every colum
 know as an assignment (Canvas) or ask for a mapping of it (Moodle), so the reasons are not in
 the import file itself.
 
+A grade that is not final (grader/grading/finality.py: not graded yet, graded from an older
+file, its late penalty to be computed again, points awaiting a manual grade, lateness estimated)
+is never sent as one. Canvas's import leaves a blank cell as it was, so its cell is blank;
+Moodle's import clears a grade given as a blank cell, so the student's row is left out. Either
+way a line of the notes says who, which lesson and why (outcome `not final`).
+
 Lessons: those named, else every lesson someone submitted (a lesson nobody has handed in yet
 would put a column of zeros in the platform's gradebook).
 """
@@ -25,6 +31,7 @@ from grader.lms.roster import Student, class_list, load_canvas_columns
 from grader.safe_output.text import csv_safe
 
 NO_SUBMISSION = "no submission"  # grade_rows' outcome when the gradebook holds none
+NOT_FINAL = "not final"  # the notes' outcome for a grade not sent
 NOTES_COLUMNS = ["student", "name", "lesson", "score", "outcome", "detail", "review"]
 
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -43,6 +50,13 @@ class Grades:
     maximum: dict[str, float]
     score: dict[tuple[str, str], float]  # (student id, lesson) -> score after the late penalty
     notes: list[dict]  # NOTES_COLUMNS
+    not_final: dict[tuple[str, str], str]  # (student id, lesson) -> why its grade is not final
+
+    def cell(self, student: str, lesson: str) -> str:
+        """The score to import (blank where the grade is not final)."""
+        if (student, lesson) in self.not_final:
+            return ""
+        return points(self.score.get((student, lesson), 0.0))
 
 
 def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) -> Path:
@@ -90,8 +104,7 @@ def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) ->
             student.login or (student.id if plain else ""),
             student.section,
         ]
-        scores = [points(grades.score.get((student.id, x), 0.0)) for x in grades.lessons]
-        rows.append(identity + scores)
+        rows.append(identity + [grades.cell(student.id, x) for x in grades.lessons])
     _write(to, CANVAS_STUDENT_COLUMNS + headers, rows)
     _write_notes(to, notes)
     return Path(to)
@@ -151,7 +164,15 @@ def moodle_import(
             why = f"no {MOODLE_IDENTIFIERS[field]} on the roster, which Moodle finds students by"
             notes.append(_note(student, "", "", "left out", why))
             continue
-        scores = [points(grades.score.get((student.id, x), 0.0)) for x in grades.lessons]
+        pending = [x for x in grades.lessons if (student.id, x) in grades.not_final]
+        if pending:
+            why = (
+                f"{', '.join(pending)} not final (see their lines), and Moodle clears a grade"
+                " given as a blank cell: export the other lessons with --lesson, or wait"
+            )
+            notes.append(_note(student, "", "", "left out", why))
+            continue
+        scores = [grades.cell(student.id, x) for x in grades.lessons]
         rows.append([key, student.first_name, student.last_name] + scores)
     for lesson in grades.lessons:
         if grades.maximum[lesson] > MOODLE_NEW_ITEM_MAXIMUM:
@@ -210,19 +231,23 @@ def class_grades(
     else:
         course.known(lessons)
     maximum = {lesson: 0.0 for lesson in lessons}
-    score, notes, seen = {}, [], set()
+    score, notes, seen, not_final = {}, [], set(), {}
     by_id = {student.id: student for student in students}
     for row in rows:
         lesson, sid = row["assignment"], row["student_id"]
         if lesson not in maximum:
             continue
         maximum[lesson] = float(row["max_score"] or 0.0)
-        score[(sid, lesson)] = float(row["score"] or 0.0)
         seen.add((sid, lesson))
+        student = by_id.get(sid, Student(sid, row["first_name"], row["last_name"]))
+        if row["final"] != "yes":
+            not_final[(sid, lesson)] = row["why_not_final"]
+            notes.append(_note(student, lesson, "", NOT_FINAL, row["why_not_final"]))
+            continue
+        score[(sid, lesson)] = float(row["score"] or 0.0)
         outcome, review = str(row["outcome"]), row.get("review", "")
         penalty = float(row.get("late_submission_penalty") or 0.0)
         if outcome != "graded" or review or penalty:
-            student = by_id.get(sid, Student(sid, row["first_name"], row["last_name"]))
             shown = points(score[(sid, lesson)])
             detail = row["detail"]
             if penalty:
@@ -239,7 +264,7 @@ def class_grades(
             for assignment in gb.assignments:
                 if assignment.name in maximum:
                     maximum[assignment.name] = float(assignment.max_score or 0.0)
-    return Grades(lessons, maximum, score, notes)
+    return Grades(lessons, maximum, score, notes, not_final)
 
 
 def sortable_name(student: Student) -> str:

@@ -238,9 +238,10 @@ def test_autograde_command_prints_the_score_table(fresh_course, capsys):
     args = ["autograde", lesson, "--course-dir", str(fresh_course.root), "--student", "alice"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["lesson", "student", "score", "max", "outcome", "review"]
+    header = ["lesson", "student", "score", "max", "outcome", "review", "final"]
+    assert lines[0].split() == header
     full = str(PINNED[(lesson, "alice")])  # alice answers everything right
-    assert lines[1].split() == [lesson, "alice", full, full, "graded"]
+    assert lines[1].split() == [lesson, "alice", full, full, "graded", "yes"]
 
 
 def test_autograde_grades_several_lessons_or_all_in_one_call(tmp_path, capsys):

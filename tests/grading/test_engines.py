@@ -332,7 +332,8 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
     assert main(["feedback", "ps1", "--course-dir", str(fast.root)]) == 0
     pages = fast.root / "feedback" / "ann" / "ps1"
     assert sorted(p.name for p in pages.iterdir()) == ["part1.html", "part2.html"]
-    assert not (fast.root / "feedback" / "dan" / "ps1" / "part2.html").exists()
+    missing = fast.root / "feedback" / "dan" / "ps1" / "part2.html"  # not handed in: said so
+    assert "part2.ipynb</h1><p>This notebook was not in your submission" in missing.read_text()
     assert "not graded: scratch.ipynb" in details[("ps1", "ben")]
     assert (fast.root / "feedback" / "ben" / "ps1" / "part1.html").is_file()  # scratch no bar
     inlined = f'src="data:image/png;base64,{base64.b64encode(PIXEL).decode()}"'

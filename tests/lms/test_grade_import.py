@@ -36,6 +36,7 @@ def _grade(gb, lesson: str, student: str, scores: list[float], penalty: float = 
     notebook = gb.update_or_create_submission(lesson, student).notebooks[0]
     for grade, score in zip(sorted(notebook.grades, key=lambda g: g.name), scores, strict=True):
         grade.auto_score = score
+        grade.needs_manual_grade = False  # as nbgrader's SaveAutoGrades leaves a scored cell
     notebook.late_submission_penalty = penalty
     gb.db.commit()
 
