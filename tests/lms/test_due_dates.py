@@ -206,3 +206,17 @@ def test_init_with_a_bad_time_zone_writes_nothing(tmp_path):
     with pytest.raises(DueDateError, match="IANA"):
         init_course(tmp_path / "course", due_dates=path, time_zone="EDT")
     assert not (tmp_path / "course").exists()
+
+
+def test_the_first_init_takes_due_dates_for_the_courses_own_assignments(tmp_path):
+    """A course made with its own assignment already in source/ takes that assignment's due
+    date at its first init, beside a lesson's, and records both in its gradebook."""
+    notebook = EXAMPLE_CLASS / "submitted" / "alice" / lessons()[0] / f"{lessons()[0]}.ipynb"
+    (tmp_path / "course" / "source" / "ps1").mkdir(parents=True)
+    (tmp_path / "course" / "source" / "ps1" / "problem1.ipynb").write_bytes(notebook.read_bytes())
+    dues = tmp_path / "due.csv"
+    dues.write_text(f"lesson,due\nps1,2026-12-01T12:00:00Z\n{lessons()[0]},2026-12-02T12:00:00Z\n")
+    course = init_course(tmp_path / "course", due_dates=dues)
+    with course.api().gradebook as gb:
+        assert gb.find_assignment("ps1").duedate == datetime(2026, 12, 1, 12, 0)
+        assert gb.find_assignment(lessons()[0]).duedate == datetime(2026, 12, 2, 12, 0)
