@@ -174,20 +174,29 @@ def _feedback(args) -> int:
 def _export(args) -> int:
     from grader.commands.export import export
 
+    if args.lms in (None, "moodle") and (args.column or args.gradebook):
+        option = "--column" if args.column else "--gradebook"
+        raise ValueError(f"{option}: for --lms canvas, blackboard or brightspace")
     course = _course(args)
     lessons = course.known(args.lesson) if args.lesson else None
     if args.lms is None:
         print(f"wrote {export(course, args.to or course.root / 'grades.csv')}")
         return 0
-    from grader.lms.grade_import import canvas_import, moodle_import, notes_for
+    from grader.lms import grade_import as imports
 
     to = args.to or course.root / f"grades-{args.lms}.csv"
-    if args.lms == "canvas":
-        written = canvas_import(course, to, lessons)
+    if args.lms == "moodle":
+        written = imports.moodle_import(course, to, lessons, args.match_on)
     else:
-        written = moodle_import(course, to, lessons, args.match_on)
+        write = {
+            "canvas": imports.canvas_import,
+            "blackboard": imports.blackboard_import,
+            "brightspace": imports.brightspace_import,
+        }[args.lms]
+        known = imports.gradebook_headers(args.gradebook) if args.gradebook else None
+        written = write(course, to, lessons, imports.parse_columns(args.column), known)
     print(f"wrote {written} (for {args.lms}'s grade import)")
-    print(f"wrote {notes_for(written)} (why, for each student not simply graded)")
+    print(f"wrote {imports.notes_for(written)} (why, for each student not simply graded)")
     return 0
 
 
@@ -326,8 +335,25 @@ def parser() -> argparse.ArgumentParser:
     exp = command("export", _export, "grades CSV (nbgrader's columns + one per exercise)")
     exp.add_argument("--course-dir", type=Path, help=COURSE_HELP)
     exp.add_argument("--to", type=Path, help="CSV file (default: COURSE/grades.csv)")
-    exp.add_argument("--lms", choices=["canvas", "moodle"], help="the platform's import format")
+    exp.add_argument(
+        "--lms",
+        choices=["canvas", "moodle", "blackboard", "brightspace"],
+        help="the platform's import format",
+    )
     exp.add_argument("--lesson", action="append", help="only this lesson (repeatable; --lms)")
+    exp.add_argument(
+        "--column",
+        action="append",
+        metavar="LESSON=ID",
+        help="the platform's assignment for LESSON (repeatable): Canvas's assignment id,"
+        " Blackboard's Grade Center column id, Brightspace's grade item name",
+    )
+    exp.add_argument(
+        "--gradebook",
+        type=Path,
+        help="the platform's grade export, whose headers name its assignments and their ids"
+        " (Canvas: default, the roster's export)",
+    )
     exp.add_argument(
         "--match-on",
         choices=["auto", "email", "username", "idnumber"],

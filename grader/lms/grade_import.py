@@ -1,6 +1,7 @@
-"""Grades as the platforms' gradebook imports take them: a Canvas CSV and a Moodle CSV.
+"""Grades as the platforms' gradebook imports take them: Canvas, Moodle, Blackboard Learn's
+Grade Center upload and Brightspace's (D2L) grades import, each a CSV.
 
-Both files have a row for every student of the class (`class_list`: the roster, then anyone in
+The files have a row for every student of the class (`class_list`: the roster, then anyone in
 the gradebook who is not on it) and a column per lesson, holding the lesson's score after the
 late penalty, as `grader export` computes it (`grade_rows`). A student with no submission, or
 with a submission that could not be graded, has 0, as in nbgrader's own export: a blank cell
@@ -14,8 +15,15 @@ the import file itself.
 A grade that is not final (grader/grading/finality.py: not graded yet, graded from an older
 file, its late penalty to be computed again, points awaiting a manual grade, lateness estimated)
 is never sent as one. Canvas's import leaves a blank cell as it was, so its cell is blank;
-Moodle's import clears a grade given as a blank cell, so the student's row is left out. Either
-way a line of the notes says who, which lesson and why (outcome `not final`).
+Moodle's import clears a grade given as a blank cell, and Blackboard's and Brightspace's do not
+document what a blank cell does, so in theirs the student's row is left out. Either way a line
+of the notes says who, which lesson and why (outcome `not final`).
+
+A lesson's column names the platform's assignment (`lesson_columns`): the one whose id the
+instructor gives (`columns`: lesson -> Canvas assignment id, Blackboard Grade Center column id
+or Brightspace grade item name), else the one of the platform's own grade export (`known`: its
+column headers, which carry the ids) titled with the lesson's words, else the lesson id, which
+the platform takes for a new assignment (the notes say so).
 
 Lessons: those named, else every lesson someone submitted (a lesson nobody has handed in yet
 would put a column of zeros in the platform's gradebook).
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.course import Course
-from grader.lms.roster import Student, class_list, load_canvas_columns
+from grader.lms.roster import Student, class_list, load_canvas_columns, read_csv
 from grader.safe_output.text import csv_safe
 
 NO_SUBMISSION = "no submission"  # grade_rows' outcome when the gradebook holds none
@@ -40,6 +48,18 @@ CANVAS_POINTS_ROW = "Points Possible"
 # Moodle's "Identify user by" fields, named as its import screen names them.
 MOODLE_IDENTIFIERS = {"email": "Email address", "username": "Username", "idnumber": "ID number"}
 MOODLE_NEW_ITEM_MAXIMUM = 100.0  # a new grade item's maximum grade, unless the site raised it
+MOODLE_BLANK = "Moodle clears a grade given as a blank cell"
+
+# Blackboard Learn, Grade Center → Work Offline → Upload: students by Username; a column by the
+# id after `|` in its header, else a new text column worth 0 points.
+BLACKBOARD_STUDENT_COLUMNS = ["Last Name", "First Name", "Username", "Student ID"]
+BLACKBOARD_BLANK = "Blackboard does not document what a blank cell does to a grade it holds"
+# Brightspace, Grades → Import: students by OrgDefinedId or Username (`#` before each, as its
+# export writes them: Brightspace removes it, and a spreadsheet keeps leading zeros); a column
+# per grade item, `<name> Points Grade`; each row ends with the End-of-Line Indicator `#`.
+BRIGHTSPACE_STUDENT_COLUMNS = ["OrgDefinedId", "Username"]
+BRIGHTSPACE_END = ("End-of-Line Indicator", "#")
+BRIGHTSPACE_BLANK = "Brightspace does not document what a blank cell does to a grade it holds"
 
 
 @dataclass(frozen=True)
@@ -59,7 +79,13 @@ class Grades:
         return points(self.score.get((student, lesson), 0.0))
 
 
-def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) -> Path:
+def canvas_import(
+    course: Course,
+    to: Path,
+    lessons: list[str] | None = None,
+    columns: dict[str, str] | None = None,
+    known: list[str] | None = None,
+) -> Path:
     """Write the CSV Canvas's Grades > Import takes, and its notes; the CSV's path.
 
     Columns: Student ("Last, First"), ID (the Canvas user id, the roster's lms_id), SIS User ID,
@@ -70,28 +96,16 @@ def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) ->
     `03_backward_and_scalar_outputs (1001)`), the column is named as there, so Canvas updates
     that assignment. A "Points Possible" row under the header, as in Canvas's own export, gives
     a new assignment its points. Canvas finds each student by ID, else SIS User ID, else SIS
-    Login ID, else by name.
+    Login ID, else by name. `columns` (lesson -> Canvas assignment id) names the assignment
+    to update, as `{title} ({id})`; `known`: the headers of a Canvas gradebook export (default:
+    those kept from the roster's).
     """
     students = class_list(course)
     grades = class_grades(course, students, lessons)
-    known = load_canvas_columns(course.root)
-    headers = [canvas_column(lesson, known) for lesson in grades.lessons]
-    notes = list(grades.notes)
-    for lesson in grades.lessons:
-        same = canvas_columns_for(lesson, known)
-        if known and not same:
-            detail = (
-                f"no assignment of the roster's Canvas export is titled like {lesson}: Canvas"
-                f" will make a new one named {lesson}; to update yours, rename the column to its"
-                " header in Canvas's export (title and id in brackets)"
-            )
-            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
-        if len(same) > 1:
-            detail = (
-                f"Canvas's export had {len(same)} assignments of this name"
-                f" ({', '.join(same)}): the column is named {lesson}; rename it to the one meant"
-            )
-            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
+    if known is None:
+        known = load_canvas_columns(course.root)
+    headers, column_notes = lesson_columns("canvas", grades, known, columns or {})
+    notes = grades.notes + column_notes
     rows = [
         [CANVAS_POINTS_ROW, "", "", "", ""] + [points(grades.maximum[x]) for x in grades.lessons]
     ]
@@ -110,21 +124,156 @@ def canvas_import(course: Course, to: Path, lessons: list[str] | None = None) ->
     return Path(to)
 
 
+# Each platform's assignment column: how its grade export writes the title and id, how an
+# import file names an assignment by id, and what it calls the id.
+@dataclass(frozen=True)
+class ColumnForm:
+    platform: str
+    titled: re.Pattern  # a grade export's header: the title, and the id where it has one
+    header: str  # an import's header for (title, id)
+    new: str  # the header for a new assignment titled like the lesson
+    what: str  # what the platform calls the id given with --column
+    hint: str  # where the instructor finds it
+    metavar: str
+    digits: bool  # whether that id is a number
+
+
+COLUMN_FORMS = {
+    "canvas": ColumnForm(
+        "Canvas",
+        re.compile(r"(?P<title>.*) \((?P<id>\d+)\)"),  # "Lesson 3 (1001)"
+        "{title} ({id})",
+        "{title}",
+        "assignment id",
+        "the number in brackets in its gradebook export's header",
+        "ID",
+        True,
+    ),
+    "blackboard": ColumnForm(
+        "Blackboard",
+        # "Lesson 3 [Total Pts: 10 Score] |1234": the column id after the bar
+        re.compile(r"(?P<title>.*?)(?: \[Total Pts:[^\]]*\])? ?\|(?P<id>\d+)"),
+        "{title} |{id}",
+        "{title}",
+        "Grade Center column id",
+        "the number after '|' in its Grade Center download's header",
+        "ID",
+        True,
+    ),
+    "brightspace": ColumnForm(
+        "Brightspace",
+        # "Lesson 3 Points Grade <Numeric MaxPoints:10 …>": items are known by name
+        re.compile(r"(?P<id>(?P<title>.*)) Points Grade(?: <[^>]*>)?"),
+        "{title} Points Grade",
+        "{title} Points Grade",
+        "grade item name",
+        "as its Grades page shows it",
+        "NAME",
+        False,
+    ),
+}
+
+
+def lesson_columns(
+    platform: str, grades: "Grades", known: list[str], given: dict[str, str]
+) -> tuple[list[str], list[dict]]:
+    """The import's header for each lesson of `grades` on `platform`, and notes on those that
+    will make a new assignment or could name several: the one of `known` (the platform's
+    grade export's headers) with the id `given` for the lesson, else the one of `known` titled
+    with the lesson's words, else a new assignment named with the lesson id."""
+    form = COLUMN_FORMS[platform]
+    unknown = sorted(set(given) - set(grades.lessons))
+    if unknown:
+        raise ValueError(
+            f"--column {unknown[0]}=…: {unknown[0]} is not a lesson of this export"
+            f" (its lessons: {', '.join(grades.lessons)}; name it with --lesson)"
+        )
+    headers, notes = [], []
+    for lesson in grades.lessons:
+        if lesson in given:
+            headers.append(_given_column(form, lesson, given[lesson], known))
+            continue
+        same = columns_titled(form, lesson, known)
+        headers.append(same[0] if len(same) == 1 else form.new.format(title=lesson))
+        where = f"--column {lesson}={form.metavar} ({form.hint})"
+        if known and not same:
+            detail = (
+                f"no assignment of {form.platform}'s export is titled like {lesson}:"
+                f" {form.platform} will make a new one named {lesson}; to update yours, give"
+                f" its {form.what} with {where}"
+            )
+            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
+        elif not known and form.digits and platform != "canvas":
+            detail = (
+                f"no {form.platform} {form.what} for {lesson}: {form.platform}"
+                " will add a new text column worth 0 points; to update yours, give its id"
+                f" with {where} or the Grade Center download with --gradebook"
+            )
+            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
+        if len(same) > 1:
+            detail = (
+                f"{form.platform}'s export had {len(same)} assignments of this name"
+                f" ({', '.join(same)}): the column is named {lesson}; give the one meant"
+                f" with {where}"
+            )
+            notes.append({"lesson": lesson, "outcome": "column", "detail": detail})
+    return headers, notes
+
+
+def _given_column(form: ColumnForm, lesson: str, given: str, known: list[str]) -> str:
+    """The header naming the assignment whose id (or Brightspace name) is `given`: the one of
+    `known` with it, else `form.header` made of the lesson id and it."""
+    given = given.strip()
+    if form.digits and not given.isdigit():
+        raise ValueError(
+            f"--column {lesson}={given}: a {form.platform} {form.what} is a number ({form.hint})"
+        )
+    if not given:
+        raise ValueError(f"--column {lesson}=: give the {form.platform} {form.what}")
+    for header in known:
+        m = form.titled.fullmatch(header)
+        if m and (m["id"] == given if form.digits else _words(m["id"]) == _words(given)):
+            return header if form.digits else form.header.format(title=m["title"])
+    return form.header.format(title=lesson if form.digits else given, id=given)
+
+
+def columns_titled(form: ColumnForm, lesson: str, known: list[str]) -> list[str]:
+    """The headers of `known` that name `lesson`'s assignment, titled with the lesson id's
+    words (`03 Backward and scalar outputs`: the same words, whatever the case and
+    punctuation), as an import names them."""
+    found = [form.titled.fullmatch(header) for header in known]
+    return [
+        m[0] if form.digits else form.header.format(title=m["title"])
+        for m in found
+        if m and _words(m["title"]) == _words(lesson)
+    ]
+
+
 def canvas_column(lesson: str, known: list[str]) -> str:
     """The column for `lesson` in a Canvas import: the one header of `known` (a Canvas export's
-    assignment headers) that is the lesson id followed by Canvas's id in brackets
+    assignment headers) titled like the lesson with Canvas's id in brackets
     (`03_backward_and_scalar_outputs (1001)`), else the lesson id."""
-    found = canvas_columns_for(lesson, known)
+    found = columns_titled(COLUMN_FORMS["canvas"], lesson, known)
     return found[0] if len(found) == 1 else lesson
 
 
-def canvas_columns_for(lesson: str, known: list[str]) -> list[str]:
-    """The headers of `known` that name `lesson`'s assignment: `{title} ({digits})`, the title
-    being the lesson id written as a person would title it (`03 Backward and scalar outputs`:
-    the same words, whatever the case and punctuation)."""
-    titled = re.compile(r"(?P<title>.*) \(\d+\)")
-    found = [(header, titled.fullmatch(header)) for header in known]
-    return [header for header, m in found if m and _words(m["title"]) == _words(lesson)]
+def parse_columns(specs: list[str] | None) -> dict[str, str]:
+    """`--column LESSON=ID` options as {lesson: id}; one without `=`, or a lesson twice, is
+    refused."""
+    found: dict[str, str] = {}
+    for spec in specs or []:
+        lesson, equals, given = spec.partition("=")
+        if not equals or not lesson.strip():
+            raise ValueError(f"--column {spec}: write LESSON=ID (the platform's id for it)")
+        if lesson.strip() in found:
+            raise ValueError(f"--column {lesson.strip()}: given twice")
+        found[lesson.strip()] = given.strip()
+    return found
+
+
+def gradebook_headers(path: Path) -> list[str]:
+    """The column headers of a platform's grade export (`--gradebook`), read as rosters are."""
+    return read_csv(Path(path), ValueError).header
 
 
 def _words(text: str) -> str:
@@ -157,23 +306,14 @@ def moodle_import(
     grades = class_grades(course, students, lessons)
     field = _moodle_field(students, match_on)
     notes = list(grades.notes)
+    why_missing = f"no {MOODLE_IDENTIFIERS[field]} on the roster, which Moodle finds students by"
+    identified = _identified(
+        students, grades, lambda s: moodle_identifier(s, field), why_missing, MOODLE_BLANK
+    )
     rows = []
-    for student in students:
-        key = moodle_identifier(student, field)
-        if not key:
-            why = f"no {MOODLE_IDENTIFIERS[field]} on the roster, which Moodle finds students by"
-            notes.append(_note(student, "", "", "left out", why))
-            continue
-        pending = [x for x in grades.lessons if (student.id, x) in grades.not_final]
-        if pending:
-            why = (
-                f"{', '.join(pending)} not final (see their lines), and Moodle clears a grade"
-                " given as a blank cell: export the other lessons with --lesson, or wait"
-            )
-            notes.append(_note(student, "", "", "left out", why))
-            continue
-        scores = [grades.cell(student.id, x) for x in grades.lessons]
+    for student, key, scores in identified.rows:
         rows.append([key, student.first_name, student.last_name] + scores)
+    notes += identified.notes
     for lesson in grades.lessons:
         if grades.maximum[lesson] > MOODLE_NEW_ITEM_MAXIMUM:
             detail = (
@@ -184,6 +324,114 @@ def moodle_import(
     _write(to, header, rows)
     _write_notes(to, notes)
     return Path(to)
+
+
+def blackboard_import(
+    course: Course,
+    to: Path,
+    lessons: list[str] | None = None,
+    columns: dict[str, str] | None = None,
+    known: list[str] | None = None,
+) -> Path:
+    """Write the CSV Blackboard Learn's Grade Center upload takes (Work Offline > Upload), and
+    its notes; the CSV's path.
+
+    Columns: Last Name, First Name, Username (the roster's login, or for a student whose
+    roster line has no platform id, the course's student id: Blackboard finds students by it),
+    Student ID (the roster's sis_id), then one per lesson, every cell quoted as Blackboard
+    asks of a comma-separated file. A lesson's column is the Grade Center column whose id
+    `columns` gives (lesson -> column id), else the one of `known` (the headers of the Grade
+    Center download, Work Offline > Download) titled like the lesson; else it is named with the
+    lesson id and Blackboard adds a text column worth 0 points (the notes say so). A student
+    with no Username, or with a grade that is not final, is left out and noted.
+    """
+    students = class_list(course)
+    grades = class_grades(course, students, lessons)
+    headers, column_notes = lesson_columns("blackboard", grades, known or [], columns or {})
+    why_missing = "no Username on the roster, which Blackboard finds students by"
+    identified = _identified(students, grades, _username, why_missing, BLACKBOARD_BLANK)
+    rows = [
+        [student.last_name, student.first_name, key, student.sis_id] + scores
+        for student, key, scores in identified.rows
+    ]
+    _write(to, BLACKBOARD_STUDENT_COLUMNS + headers, rows, csv.QUOTE_ALL)
+    _write_notes(to, grades.notes + column_notes + identified.notes)
+    return Path(to)
+
+
+def brightspace_import(
+    course: Course,
+    to: Path,
+    lessons: list[str] | None = None,
+    columns: dict[str, str] | None = None,
+    known: list[str] | None = None,
+) -> Path:
+    """Write the CSV Brightspace's grades import takes (Grades > Enter Grades > Import), and its
+    notes; the CSV's path.
+
+    Columns: OrgDefinedId (the roster's sis_id) and Username (the roster's login, or for a
+    student whose roster line has no platform id, the course's student id), each written with
+    `#` before it as Brightspace's export writes them; then `<item> Points Grade` per lesson;
+    then `End-of-Line Indicator`, `#` on every row. A lesson's item is the one whose name
+    `columns` gives (lesson -> grade item name), else the one of `known` (the headers of
+    Brightspace's grades export) named like the lesson, else one named with the lesson id,
+    which the import offers to create. A student with neither id, or with a grade that is not
+    final, is left out and noted.
+    """
+    students = class_list(course)
+    grades = class_grades(course, students, lessons)
+    headers, column_notes = lesson_columns("brightspace", grades, known or [], columns or {})
+    why_missing = "no OrgDefinedId or Username on the roster, which Brightspace finds students by"
+    identified = _identified(
+        students, grades, lambda s: s.sis_id or _username(s), why_missing, BRIGHTSPACE_BLANK
+    )
+    rows = [
+        [_hashed(student.sis_id), _hashed(_username(student)), *scores, BRIGHTSPACE_END[1]]
+        for student, _, scores in identified.rows
+    ]
+    header = BRIGHTSPACE_STUDENT_COLUMNS + headers + [BRIGHTSPACE_END[0]]
+    _write(to, header, rows)
+    _write_notes(to, grades.notes + column_notes + identified.notes)
+    return Path(to)
+
+
+def _hashed(platform_id: str) -> str:
+    return f"#{platform_id}" if platform_id else ""
+
+
+def _username(student: Student) -> str:
+    """The platform's username: the roster's login, or the course's id for a student whose
+    roster line has no platform id (a plain roster's)."""
+    plain = not (student.lms_id or student.sis_id or student.login)
+    return student.login or (student.id if plain else "")
+
+
+@dataclass(frozen=True)
+class _Identified:
+    rows: list[tuple[Student, str, list[str]]]  # (student, identifier, scores)
+    notes: list[dict]
+
+
+def _identified(students, grades: "Grades", identify, why_missing: str, blank: str):
+    """The rows of an import that finds students by `identify(student)`: those without it, and
+    those with a grade that is not final (`blank`: why a blank cell will not do), are left out
+    and noted."""
+    rows, notes = [], []
+    for student in students:
+        key = identify(student)
+        if not key:
+            notes.append(_note(student, "", "", "left out", why_missing))
+            continue
+        pending = [x for x in grades.lessons if (student.id, x) in grades.not_final]
+        if pending:
+            why = (
+                f"{', '.join(pending)} not final (see their lines), and {blank}: export the"
+                " other lessons with --lesson, or wait"
+            )
+            notes.append(_note(student, "", "", "left out", why))
+            continue
+        rows.append((student, key, [grades.cell(student.id, x) for x in grades.lessons]))
+    return _Identified(rows, notes)
 
 
 def notes_for(import_file: Path) -> Path:
@@ -198,8 +446,7 @@ def moodle_identifier(student: Student, field: str) -> str:
         return student.email
     if field == "idnumber":
         return student.sis_id
-    plain = not (student.lms_id or student.sis_id or student.login)
-    return student.login or (student.id if plain else "")
+    return _username(student)
 
 
 def _moodle_field(students: list[Student], match_on: str) -> str:
@@ -299,10 +546,10 @@ def _write_notes(import_file: Path, notes: list[dict]) -> None:
     _write(notes_for(import_file), NOTES_COLUMNS, rows)
 
 
-def _write(to: Path, header: list[str], rows: list[list]) -> None:
+def _write(to: Path, header: list[str], rows: list[list], quoting=csv.QUOTE_MINIMAL) -> None:
     to = Path(to)
     to.parent.mkdir(parents=True, exist_ok=True)
     with open(to, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, quoting=quoting)
         writer.writerow([csv_safe(cell) for cell in header])
         writer.writerows([[csv_safe(cell) for cell in row] for row in rows])

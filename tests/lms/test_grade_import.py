@@ -121,9 +121,9 @@ def test_canvas_file_names_a_lesson_column_as_the_roster_export_named_it(course,
         kept.unlink()
     assert _read(path)[0][5:] == [f"{L1} (1201)", L2]
     new_column = (
-        f"no assignment of the roster's Canvas export is titled like {L2}: Canvas will make a new"
-        f" one named {L2}; to update yours, rename the column to its header in Canvas's export"
-        " (title and id in brackets)"
+        f"no assignment of Canvas's export is titled like {L2}: Canvas will make a new one named"
+        f" {L2}; to update yours, give its assignment id with --column {L2}=ID (the number in"
+        " brackets in its gradebook export's header)"
     )
     assert _notes(path) == {**EXPECTED_NOTES, ("", L2): ("column", new_column)}
 
