@@ -39,6 +39,7 @@ in case (collect matches ids without case, and macOS and Windows keep them in on
 id that is not a possible folder name.
 """
 
+import codecs
 import csv
 import io
 import json
@@ -128,16 +129,19 @@ class CsvTable:
 
 def read_csv(path: Path, error: type[ValueError] = RosterError) -> CsvTable:
     """The CSV file at `path` as platforms and spreadsheets write it: UTF-8 with or without a
-    byte-order mark, separated by commas, semicolons or tabs (whichever splits the header
-    most); empty rows after the last one with something in it are dropped. A file that cannot
-    be read, is not UTF-8, is empty or is not CSV raises `error`."""
+    byte-order mark (or UTF-16 with one, as Blackboard writes its downloads), separated by
+    commas, semicolons or tabs (whichever splits the header most); empty rows after the last one
+    with something in it are dropped. A file that cannot be read, is not UTF-8, is empty or is
+    not CSV raises `error`."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as problem:
         raise error(f"{path}: cannot read it ({problem.strerror or problem})") from None
+    # Blackboard's Grade Center download (.xls) is UTF-16 text with a byte-order mark, tabbed
+    utf16 = data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as problem:
         line = data.count(b"\n", 0, problem.start) + 1
         raise error(

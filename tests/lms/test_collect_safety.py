@@ -223,6 +223,11 @@ def test_brightspace_and_blackboard_grade_exports_read_as_rosters(tmp_path):
     (student,) = roster = read_roster(blackboard)
     assert (student.id, student.sis_id, student.first_name) == ("kowalskaa", "S7001", "Anna")
     assert roster.platform == "Blackboard"
+    # as Blackboard downloads it by default: a .xls file of UTF-16 text, tab-separated
+    download = tmp_path / "gc_download.xls"
+    download.write_text(blackboard.read_text().replace(",", "\t"), encoding="utf-16")
+    (same,) = read_roster(download)
+    assert same == student
 
 
 def test_roster_csv_is_safe_to_open_in_a_spreadsheet(tmp_path):
