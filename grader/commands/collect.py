@@ -214,6 +214,8 @@ def collect(
         layout, evidence = (given, given.signature) if given else detect(export)
         if not other_platform:
             _same_platform(Path(source), layout, course)
+        if lesson is not None:
+            _named_for(Path(source), lesson, course)
         run = CollectRun(Path(source), layout.name, evidence)
         one_time = _one_entry_time(export)
         if one_time:
@@ -246,6 +248,24 @@ def _same_platform(source: Path, layout: Layout, course: Course) -> None:
             f"{source}: a {layout.name} download, but the course's roster is {platform}'s: is"
             " it another course's? If it is this course's, collect it with --other-platform"
         )
+
+
+def _named_for(source: Path, lesson: str, course: Course) -> None:
+    """Refuse a download whose name names another assignment of the course and not `lesson`, as
+    platforms name them (Moodle's `COURSE-ps1-12.zip`, Brightspace's `ps1 Download …zip`,
+    Blackboard's `gradebook_COURSE_ps1_…zip`): it is that assignment's (ValueError)."""
+    named = [name for name in course.lessons if _names(source.name, name)]
+    if named and lesson not in named:
+        raise ValueError(
+            f"{source}: its name says {named[0]}, not {lesson}: is it the download of"
+            f" {named[0]}? Collect it with --lesson {named[0]}, or rename the file if its name"
+            " is wrong"
+        )
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether `text` holds `name` between non-alphanumeric characters (ps1, not ps10)."""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.I) is not None
 
 
 def _one_entry_time(export: Export) -> str:

@@ -89,7 +89,7 @@ def test_a_download_of_another_assignment_is_refused_naming_what_it_is(course, t
     """`collect --lesson ps7` with ps1's download: each notebook is named as ps1's by its
     nbgrader cells and nothing is placed; a notebook of no assignment of the course is named
     as such; ps7's own notebook is placed."""
-    export = _zip(tmp_path / "ps1.zip", [
+    export = _zip(tmp_path / "download.zip", [
         ("John Smith_101_assignsubmission_file_/problem1.ipynb", _notebook(PS1)),
         ("Anne Martin_102_assignsubmission_file_/problem1.ipynb", _notebook({"q1": "zz"})),
     ])  # fmt: skip
@@ -116,6 +116,22 @@ def test_a_download_of_another_assignment_is_refused_naming_what_it_is(course, t
         " notebook of the course: a notebook of another course or assignment, though its name"
         " says ps1: place it by hand if it is ps1's"
     )
+
+
+def test_a_download_named_for_another_assignment_is_refused_before_anything_is_placed(
+    course, tmp_path
+):
+    """Moodle names its download after the assignment: COURSE-ps1-….zip collected as ps7 is
+    refused whole, saying what its name says; ps10 in a name is not ps1, and a download named
+    for ps7 is taken."""
+    members = [("John Smith_101_assignsubmission_file_/problem1.ipynb", _notebook({}))]
+    wrong = _zip(tmp_path / "CS101-ps1-4242.zip", members)
+    with pytest.raises(ValueError, match="its name says ps1, not ps7: is it the download of ps1"):
+        collect(wrong, course, lesson="ps7", timezone="UTC")
+    assert not course.submission("jsmith", "ps7").exists()
+    for name in ("CS101-ps10-4242.zip", "CS101-ps7-4242.zip"):
+        run = collect(_zip(tmp_path / name, members), course, lesson="ps7", timezone="UTC")
+        assert [p.student for p in run.placed] == ["jsmith"]
 
 
 def test_a_notebook_without_nbgrader_cells_is_not_judged_by_them(course, tmp_path):
