@@ -95,6 +95,21 @@ def test_check_tensor_explains_a_listed_mistake():
         )
 
 
+def test_two_mistakes_that_give_one_value_are_both_named():
+    """On a drawn input two mistakes can give the same numbers: the message names both, so the
+    student is told theirs whichever it was (a wrong answer of lesson 9 got the other's)."""
+    from grader.lesson_checks.lesson_09 import check_saved_bytes
+
+    mistakes = {"you used sum where the mean was asked.": [9.0], "you doubled it.": [9.0]}
+    with pytest.raises(CheckFailed) as told:
+        check_tensor(torch.tensor([9.0]), [4.5], "x.grad", mistakes=mistakes)
+    assert "sum where the mean was asked. Or you doubled it." in str(told.value)
+    with pytest.raises(CheckFailed) as told:
+        check_saved_bytes(160, 80, per_save=160, elements=20, four_bytes=80, text="f", x_sized=160)
+    assert "each time a node saves it" in str(told.value)
+    assert "counts every storage as large as x" in str(told.value)
+
+
 def test_check_tensor_reports_shape_before_values():
     """A wrong shape is reported as a shape problem."""
     with pytest.raises(CheckFailed, match=r"shape \(3,\), expected \(2,\)"):
