@@ -45,6 +45,7 @@ from grader.lms.exports import NOTEBOOK, PLATFORMS, Claim, Layout, Pattern, dete
 from grader.lms.matching import NAME, Ambiguous, doubt, match_student
 from grader.lms.notebook_identity import best_fit, cells_of, known_notebooks, mismatch
 from grader.lms.roster import Student, class_list, id_problem, load_roster_platform
+from grader.lms.sources import Sources
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@-]*$")
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"  # nbgrader's; its parse_utc reads it back
@@ -361,7 +362,7 @@ class _Collector:
         self.troubles: dict[tuple[str, str], list[str]] = defaultdict(list)
         self._graded: dict[tuple[str, str], datetime] | None = None
         self.downloads = _Downloads(course.root / "collect_backup" / "download_times.json")
-        self.sources = _Sources(course.root / "collect_backup" / SOURCES_FILE)
+        self.sources = Sources(course.root)
         self.download_time = ""  # where every entry carries the download's time (_one_entry_time)
 
     def examine(self, entry: Entry, export: Export, layout: Layout) -> "_Found | Rejected | Read":
@@ -759,59 +760,6 @@ class _Downloads:
 
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text(json.dumps(self._times, indent=1, sort_keys=True) + "\n")
-            self._changed = False
-
-
-SOURCES_FILE = "sources.json"  # in collect_backup/: where each submission came from
-
-
-class _Sources:
-    """Where each collected submission came from, kept beside the backups
-    (`collect_backup/sources.json`, "student/lesson" -> a record): `layout`, the download's
-    layout; `source`, the platform's number for who submitted it (`Moodle 102`), which lets a
-    later download of the same submitter replace a file matched by name; `matched_by`, "name"
-    where nothing else matched; `time`, the submission time written in timestamp.txt (ISO, or
-    null: on time by the platform's record, which gives none); `time_from`, whose record it is;
-    `time_estimated`, true where that time is not a record of the submission (a download's or
-    a copy's time, as for a file Canvas marked late); `collected`, when collect placed it."""
-
-    def __init__(self, path: Path):
-        self.path, self._records, self._changed = path, None, False
-
-    def _load(self) -> dict:
-        if self._records is None:
-            import json
-
-            try:
-                found = json.loads(self.path.read_text())
-            except (OSError, ValueError):
-                found = {}
-            self._records = found if isinstance(found, dict) else {}
-        return self._records
-
-    def get(self, student: str, lesson: str) -> dict:
-        record = self._load().get(f"{student}/{lesson}")
-        return record if isinstance(record, dict) else {}
-
-    def record(self, student: str, lesson: str, items: list, latest) -> None:
-        item = latest or items[0]
-        self._load()[f"{student}/{lesson}"] = {
-            "layout": item.layout,
-            "source": item.source,
-            "matched_by": "name" if item.by_name else "id",
-            "time": latest.time.isoformat() if latest else None,
-            "time_from": item.how if latest else item.remark,
-            "time_estimated": bool(latest and not latest.strong),
-            "collected": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        self._changed = True
-
-    def save(self) -> None:
-        if self._changed:
-            import json
-
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(self._records, indent=1, sort_keys=True) + "\n")
             self._changed = False
 
 

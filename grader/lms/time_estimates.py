@@ -8,14 +8,13 @@ lateness nbgrader computes from them, and any penalty, is then an estimate. A ti
 no longer holds the time collect wrote (the instructor wrote the real one) is no estimate.
 """
 
-import json
 from datetime import datetime
 from pathlib import Path
 
 from grader.compat import UTC
 from grader.lms.archive import COPY_TIME
+from grader.lms.sources import Sources
 
-SOURCES = Path("collect_backup") / "sources.json"
 DOWNLOAD = "the download's time"
 COPY = "the time the file was copied"
 
@@ -24,8 +23,8 @@ def estimated_from(course_root: Path, student: str, lesson: str) -> str | None:
     """Where the time in `student`'s `lesson` timestamp.txt comes from, if it is an estimate
     (`the download's time`, `the time the file was copied`); None where it is the platform's
     record, or was written since collect wrote it."""
-    record = _sources(Path(course_root)).get(f"{student}/{lesson}")
-    if not isinstance(record, dict) or not record.get("time_estimated") or not record.get("time"):
+    record = Sources(course_root).get(student, lesson)
+    if not record.get("time_estimated") or not record.get("time"):
         return None
     written = _timestamp(Path(course_root) / "submitted" / student / lesson / "timestamp.txt")
     try:
@@ -37,14 +36,6 @@ def estimated_from(course_root: Path, student: str, lesson: str) -> str | None:
     # a time that is no record is a copy's, or else the download's (a file the platform marked
     # late, whose download gives no submission time)
     return COPY if COPY_TIME in str(record.get("time_from", "")) else DOWNLOAD
-
-
-def _sources(root: Path) -> dict:
-    try:
-        found = json.loads((root / SOURCES).read_text())
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _timestamp(path: Path) -> datetime | None:
