@@ -1,10 +1,12 @@
 """Whether each grade is final, and if not why: the one answer that export, the score table and
 the LMS imports give.
 
-A grade is not final when it is not there yet (collected, not graded), when it was computed from
-another file than the one now collected, when its late penalty was computed under a late policy
-or due date changed since, when points still await a manual grade, or when a late penalty rests
-on a submission time that is only an estimate (grader/lms/time_estimates.py).
+A grade is not final when it is not there yet (collected, not graded, or a run that ended
+`not graded`: the grader failed on it, or it wrote into the grader's channel; its 0 only holds
+the place), when it was computed from another file than the one now collected, when its late
+penalty was computed under a late policy or due date changed since, when points still await a
+manual grade, or when a late penalty rests on a submission time that is only an estimate
+(grader/lms/time_estimates.py).
 """
 
 import math
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from grader.grading import outcomes
 from grader.lms.time_estimates import estimated_from
+from grader.outcome import Outcome
 
 NOT_GRADED_YET = "not graded yet: run grader autograde"
 OLDER_FILE = "graded from an older file than the one collected: run grader autograde"
@@ -72,6 +75,9 @@ def _judged(course, key, submission, collected: bool, recorded, regrade) -> Fina
     assignment, student = key
     if recorded is None and not (submission is not None and _scored(submission)):
         return Finality((NOT_GRADED_YET,), False, False) if collected else None
+    if recorded and recorded[0] == Outcome.NOT_GRADED:  # its 0 holds a place: it is no grade
+        why = f"not graded ({recorded[1]}): look at it, then grade it again or by hand"
+        return Finality((why,), False, False)
     stamp = recorded[2] if recorded else None  # a recorded outcome is a verdict, 0 included
     reasons, penalty_known = [], True
     if regrade:

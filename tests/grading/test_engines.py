@@ -309,7 +309,14 @@ def test_an_instructors_own_assignment_of_several_notebooks_is_graded_as_stock_n
         for name, course in (("fast", fast), ("stock", stock))
     }
     rows = {r["student_id"]: r for r in grade_rows(fast)[1] if r["assignment"] == "ps1"}
-    assert (rows["eve"]["outcome"], rows["eve"]["raw_score"]) == ("not graded", 0.0)
+    eve = rows["eve"]  # her 0 holds a place: no grade is exported for her, and export says why
+    assert (eve["outcome"], eve["raw_score"], eve["score"], eve["final"]) == (
+        "not graded",
+        "",
+        "",
+        "no",
+    )
+    assert eve["why_not_final"].startswith("not graded (") and "look at it" in eve["why_not_final"]
     assert "wrote into the grader's channel" in rows["eve"]["detail"]
     del grades["fast"][("ps1", "eve")]
     assert grades["fast"] == grades["stock"]
