@@ -6,19 +6,16 @@ things make autograd the only route to the numbers the grader expects, by constr
 than by reading the code:
 
 - it is drawn for the submission, a sum of smooth terms with random coefficients, so no formula
-  can be typed in advance (its coefficients live only in closures, which no answer reaches
-  without reaching for the interpreter's internals, `grader.judging.internals`);
+  can be typed in advance. In grading, it is drawn and evaluated outside the submission's
+  process (`grader.function_oracle`): the submission holds a handle (`grader.remote_functions`),
+  never a term or a coefficient, however it reads its own memory;
 - its value carries a *shadow*: a smooth term of the inputs **detached** (lesson 7's `detach()`),
   so autograd's gradient leaves it out while every estimate made from values (finite differences
-  of any order, Richardson extrapolation, fits) takes in its derivative, of order one.
-  Complex input is refused (no complex step), and so are a compiler or tracer (whose recording
-  shows the terms and the shadow), a tensor subclass, an active torch
-  function or dispatch mode, and a kernel registered with `torch.library` for an operator it runs
-  (torch's dispatcher tables, compared with what they held at import), through any of which
-  `detach` could be made to hide the shadow.
+  of any order, Richardson extrapolation, fits) takes in its derivative, of order one. Complex
+  input is refused (no complex step).
 
-The reference runs the solution on the same drawn function, so an answer that differentiates what
-it is handed with autograd (backward, torch.autograd.grad, torch.func) agrees with it.
+`FunctionDraws` draws them from a key: the reference server draws here, from the key the grading
+process draws the submission's from, so the solution runs on the same functions.
 """
 
 import random
@@ -26,88 +23,69 @@ from collections.abc import Callable
 
 import torch
 
+from grader.drawn_programs import Program, draw_program
+
 Parts = tuple[Callable, Callable]  # (smooth, shadow): what autograd sees, and what it does not
 SHOWN = "a function drawn at grading time"  # how labels name one: its formula is nowhere
-# torch's own, taken before any submission runs: patching the Tensor class (its operators, its
-# detach) through a name the reading does not know cannot reach the shadow or the sum
-_DETACH, _ADD, _MUL = torch.Tensor.detach, torch.add, torch.mul
-_MATMUL, _CUMSUM = torch.matmul, torch.cumsum
-_DISPATCH_DUMP = torch._C._dispatch_dump
-# a compiler or tracer records the function's operations, and its recording shows the terms, their
-# coefficients and the shadow (torch.compile and torch.export hand a backend the graph, and
-# torch.jit.trace returns it): the function refuses to run under one
-_COMPILING, _TRACING = torch.compiler.is_compiling, torch._C._is_tracing
-_ACCEPTED = (torch.Tensor, torch.nn.Parameter)
+KINDS = ("elementwise", "convex", "of_two", "mixing")
 
 
-def _operators_run() -> tuple[str, ...]:
-    """The operators every kind of drawn function runs, recorded once, at import: each builder
-    below, for seeds that draw every kind of term, on float32 and float64 inputs."""
-    from torch.utils._python_dispatch import TorchDispatchMode
+class FunctionDraws:
+    """The functions drawn from `key`: the one a test draws `index`-th is the same wherever it is
+    drawn from the same key (the grading process's oracle, the reference server)."""
 
-    seen = {"aten::detach"}
+    def __init__(self, key: str):
+        self.key = key
 
-    class Recording(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.add(func.name())
-            return func(*args, **(kwargs or {}))
+    def parts(self, test: str, index: int, kind: str, size: int = 0) -> tuple[Parts, int]:
+        """The parts of the function and the number of outputs a mixing one returns (else 0)."""
+        if kind not in KINDS:
+            raise ValueError(f"no drawn function of kind {kind!r}")
+        rng = random.Random(f"{self.key}/{test}/{index}")
+        if kind == "mixing":
+            return mixing_parts(rng, size)
+        return {"elementwise": elementwise_parts, "convex": convex_parts}.get(kind, of_two_parts)(
+            rng
+        ), 0
 
-    rng = random.Random(0)
-    inputs = [
-        [torch.rand(3, dtype=dtype, requires_grad=True) for _ in range(2)]
-        for dtype in (torch.float32, torch.float64)
-    ]
-    with Recording():
-        for _ in range(40):
-            for x, y in inputs:
-                for smooth, shadow in (elementwise_parts(rng), convex_parts(rng)):
-                    _ADD(smooth(x), shadow(_DETACH(x)))
-                smooth, shadow = of_two_parts(rng)
-                _ADD(smooth(x, y), shadow(_DETACH(x), _DETACH(y)))
-                (smooth, shadow), _ = mixing_parts(rng, 3)
-                _ADD(smooth(x), shadow(_DETACH(x)))
-    return tuple(sorted(seen))
+    def draw(self, test: str, index: int, kind: str, size: int = 0, rows: int = 0):
+        """The function itself (at most `rows` values per input where given), and its outputs."""
+        parts, outputs = self.parts(test, index, kind, size)
+        return drawn_function(parts, rows), outputs
 
-
-def _kernels(operators: tuple[str, ...]) -> tuple[str, ...]:
-    """Where each operator's kernels were registered, as torch's dispatcher lists them."""
-    return tuple(_DISPATCH_DUMP(name) for name in operators)
+    def program(self, test: str, index: int, inputs: int, nodes: int, runs: int) -> Program:
+        """Lesson 11's secrets of a drawn program of `inputs` inputs and `nodes` drawn nodes,
+        to run `runs` times (`grader.drawn_programs`)."""
+        return draw_program(random.Random(f"{self.key}/{test}/{index}"), inputs, nodes, runs)
 
 
-def drawn_function(parts: Parts) -> Callable:
+def drawn_function(parts: Parts, rows: int = 0) -> Callable:
     """A function of one or more tensors whose value is the smooth part plus the shadow, computed
-    from the inputs detached. Its parts live only in its closure."""
+    from the inputs detached; with `rows`, it takes at most that many values per input."""
     smooth, shadow = parts
 
     def drawn(*inputs, **named):
         inputs = (*inputs, *named.values())  # f(t=x): whatever the student calls its input
-        if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
-            raise TypeError("this function runs outside torch function and dispatch modes")
-        if _COMPILING() or _TRACING():
-            raise TypeError("this function runs as it is: not compiled, traced or exported")
-        if _kernels(_OPERATORS) != _KERNELS:
-            raise TypeError(
-                "this function runs only on torch's own kernels, not on ones "
-                "registered with torch.library"
-            )
         for given in inputs:
-            _refuse(given)
-        return _evaluate(smooth, shadow, inputs)
+            refuse(given, rows)
+        return smooth(*inputs) + shadow(*(given.detach() for given in inputs))
 
     return drawn
 
 
-@torch.compiler.disable  # torch.compile runs it, and what it calls, as it is: no graph to show
-def _evaluate(smooth: Callable, shadow: Callable, inputs: tuple) -> torch.Tensor:
-    return _ADD(smooth(*inputs), shadow(*(_DETACH(given) for given in inputs)))
-
-
-def _refuse(given) -> None:
-    if type(given) not in _ACCEPTED:
-        kind = "a tensor subclass" if isinstance(given, torch.Tensor) else type(given).__name__
-        raise TypeError(f"this function takes plain tensors, not {kind}: pass it a torch.Tensor")
+def refuse(given, rows: int = 0) -> None:
+    """Raise the error a student reads when `given` is no input of a drawn function."""
+    if not isinstance(given, torch.Tensor):
+        raise TypeError(
+            f"this function takes tensors, not {type(given).__name__}: pass it a torch.Tensor"
+        )
     if given.is_complex():
         raise TypeError("this function takes real tensors, not complex ones")
+    if rows and given.numel() > rows:
+        raise ValueError(
+            f"this function takes at most {rows} values at a time, but it was given "
+            f"{given.numel()}: call it on one chunk at a time"
+        )
 
 
 def _coefficient(rng: random.Random, low: float, high: float) -> float:
@@ -139,7 +117,7 @@ def _shadow(rng: random.Random) -> Callable:
     at least 0.4 in size, which autograd does not see."""
     p2 = _coefficient(rng, 0.2, 0.4)
     p1 = _coefficient(rng, 6 * abs(p2) + 0.3, 6 * abs(p2) + 1.0)
-    return lambda t: _ADD(_MUL(t, p1), _MUL(_MUL(t, t), p2))
+    return lambda t: t * p1 + t * t * p2
 
 
 def elementwise_parts(rng: random.Random, terms: int = 2) -> Parts:
@@ -171,7 +149,7 @@ def of_two_parts(rng: random.Random) -> Parts:
     u, w, mix = _term(rng), _term(rng), _term(rng)
     q3 = _coefficient(rng, 0.2, 0.4)  # each partial of the shadow at least 0.3 in size on [-3, 3]
     q1, q2 = (_coefficient(rng, 3 * abs(q3) + 0.3, 3 * abs(q3) + 1.0) for _ in range(2))
-    shadow = lambda x, y: _ADD(_ADD(_MUL(x, q1), _MUL(y, q2)), _MUL(_MUL(x, y), q3))  # noqa: E731
+    shadow = lambda x, y: x * q1 + y * q2 + x * y * q3  # noqa: E731
     return (lambda x, y: u(x) * w(y) + mix(x * y)), shadow
 
 
@@ -183,11 +161,11 @@ def mixing_parts(rng: random.Random, size: int) -> tuple[Parts, int]:
     if kind == "elementwise":
         return (smooth, shadow), size
     if kind == "cumsum":
-        outer, outputs = (lambda z: _CUMSUM(z, 0)), size
+        outer, outputs = (lambda z: torch.cumsum(z, 0)), size
     else:
         outputs = rng.randint(2, 4)
         entries = [[round(rng.uniform(-2, 2), 1) for _ in range(size)] for _ in range(outputs)]
-        outer = lambda z: _MATMUL(torch.tensor(entries, dtype=z.dtype), z)  # noqa: E731
+        outer = lambda z: torch.tensor(entries, dtype=z.dtype) @ z  # noqa: E731
     return ((lambda t: outer(smooth(t))), (lambda t: outer(shadow(t)))), outputs
 
 
@@ -210,7 +188,3 @@ def mixing(rng: random.Random, size: int) -> tuple[Callable, int]:
     """f(t) for a 1-D t of `size` elements, whose outputs mix its inputs; and their number."""
     parts, outputs = mixing_parts(rng, size)
     return drawn_function(parts), outputs
-
-
-_OPERATORS = _operators_run()
-_KERNELS = _kernels(_OPERATORS)  # before any submission runs: torch's own

@@ -17,9 +17,10 @@ from collections.abc import Callable
 import numpy
 import torch
 
-from grader import drawn_functions
 from grader.autograd_use import watch_autograd
 from grader.random_graphs import RandomGraph, random_graph
+from grader.remote_functions import RemoteFunctions
+from grader.submission_seeds import functions_key, inputs_seed
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
 
@@ -41,10 +42,18 @@ class Student:
 
 
 class Draw:
-    """Inputs chosen at grading time: the same in the submission and in the reference."""
+    """Inputs chosen at grading time: the same in the submission and in the reference. Drawn
+    functions come from `functions` (`grader.remote_functions.RemoteFunctions`): evaluated here,
+    or in grading, by the grading process; the same handles either way."""
 
-    def __init__(self, seed: int, grade_id: str):
+    def __init__(self, seed: int, grade_id: str, functions=None):
         self._random = random.Random(f"{seed}/{grade_id}")
+        self._functions = functions or RemoteFunctions.here(f"{seed}")
+        self._grade_id, self._drawn = grade_id, 0
+
+    def _next(self) -> tuple[str, int]:
+        self._drawn += 1
+        return self._grade_id, self._drawn - 1
 
     def integer(self, low: int, high: int) -> int:
         """A whole number from low to high, both included."""
@@ -71,22 +80,27 @@ class Draw:
             self._random, leaves=leaves, size=size, steps=steps, hand_only=hand_only
         )
 
-    def function(self) -> Callable:
+    def function(self, rows: int = 0) -> Callable:
         """A smooth elementwise function f(t) with a shadow autograd does not see
-        (`drawn_functions`): only differentiating what it computes gives its gradient."""
-        return drawn_functions.elementwise(self._random)
+        (`drawn_functions`): only differentiating what it computes gives its gradient. With
+        `rows`, it takes at most that many values at a time."""
+        return self._functions.draw(*self._next(), "elementwise", rows=rows)[0]
 
     def convex_function(self) -> Callable:
         """Like `function`, with a second derivative that stays positive and moderate."""
-        return drawn_functions.convex(self._random)
+        return self._functions.draw(*self._next(), "convex")[0]
 
     def function_of_two(self) -> Callable:
         """Like `function`, of two tensors: f(x, y)."""
-        return drawn_functions.of_two(self._random)
+        return self._functions.draw(*self._next(), "of_two")[0]
 
     def mixing_function(self, size: int) -> tuple[Callable, int]:
         """Like `function`, of a 1-D tensor, with outputs that mix its inputs; and their number."""
-        return drawn_functions.mixing(self._random, size)
+        return self._functions.draw(*self._next(), "mixing", size=size)
+
+    def program(self, inputs: int, nodes: int, runs: int):
+        """Lesson 11's secrets of a drawn program (`grader.drawn_programs.Program`)."""
+        return self._functions.program(*self._next(), inputs, nodes, runs)
 
     def tensor(self, *shape, low=-2.0, high=2.0, dtype=torch.float32, requires_grad=False):
         """A tensor of the shape with values between low and high."""
@@ -161,13 +175,18 @@ def load_probes(source: str) -> dict:
     return {name: fn for name, fn in module.items() if name.startswith("test_") and callable(fn)}
 
 
-def run_probe(probes: dict, grade_id: str, namespace: dict, seed: int) -> list:
-    """Run one probe against the notebook's names; a failure ends its list with an error item."""
+def run_probe(probes: dict, grade_id: str, namespace: dict, seed: int, functions=None) -> list:
+    """Run one probe against the notebook's names; a failure ends its list with an error item.
+    The probe draws from the submission's `seed`, its functions drawn here from the seed's key;
+    in grading, from its `inputs_seed` (all its process knows), its `functions` by the grading
+    process."""
     observe = Observations()
+    if functions is None:
+        seed, functions = inputs_seed(seed), RemoteFunctions.here(functions_key(seed))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probes[grade_id](Student(namespace), observe, Draw(seed, grade_id))
+            probes[grade_id](Student(namespace), observe, Draw(seed, grade_id, functions))
     except BaseException as error:  # the student's code failed: that is an observation too
         observe.items.append(["error", f"{type(error).__name__}: {error}"[:500]])
     return observe.items

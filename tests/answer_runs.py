@@ -11,6 +11,7 @@ from the same state as a student's would and sees no other answer.
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -33,32 +34,67 @@ def _code_cells(notebook: str) -> tuple[list[str], dict[str, int]]:
 
 
 def _try(runner, sources, places, answer, probes, seed) -> dict:
-    """In a fork: the answer in its cell's place, the cells up to its test, then the probe."""
+    """In a fork: the answer in its cell's place, the cells up to its test, then the probe,
+    whose drawn functions this process serves, as the grading process does
+    (`grader.function_oracle`): the fork holds handles only."""
     from grader.probing import run_probe
+    from grader.remote_functions import RemoteFunctions
+    from grader.submission_seeds import inputs_seed
 
     read, write = os.pipe()
+    asks_read, asks_write = os.pipe()
+    answers_read, answers_write = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(read)
+        for fd in (read, asks_read, answers_write):
+            os.close(fd)
         signal.alarm(ANSWER_SECONDS)
         start, test = places[answer["cell"]], places[answer["test"]]
         outputs = []
         for index in range(start, test + 1):
             source = answer["answer"] if index == start else sources[index]
             outputs, _, _ = runner.run(source)
-        observed = run_probe(probes, answer["test"], runner.shell.user_ns, seed)
+        functions = RemoteFunctions.over_pipes(asks_write, answers_read)
+        observed = run_probe(
+            probes, answer["test"], runner.shell.user_ns, inputs_seed(seed), functions
+        )
         with os.fdopen(write, "w") as report:
             json.dump({"outputs": outputs, "observed": observed}, report)
         os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as report:
-        text = report.read()
+    for fd in (write, asks_write, answers_read):
+        os.close(fd)
+    text = _serve_until_reported(read, asks_read, answers_write, seed)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
         return {"died": f"the answer ran over {ANSWER_SECONDS} s"}
     if not text:
         return {"died": f"the answer's run ended without a report (wait status {status})"}
     return json.loads(text)
+
+
+def _serve_until_reported(report: int, asks: int, answers: int, seed: int) -> str:
+    """Answer the fork's asks of its drawn functions until its report has come; the report."""
+    from grader.function_oracle import FunctionOracle
+    from grader.sandbox import wire
+    from grader.submission_seeds import functions_key
+
+    oracle, chunks, watched = FunctionOracle(functions_key(seed)), [], [report, asks]
+    while report in watched:
+        ready, _, _ = select.select(watched, [], [])
+        if asks in ready:
+            try:
+                ask = wire.receive(asks, 1 << 28)
+                wire.send(answers, wire.Kind.ANSWER, **oracle.answer(ask))
+            except (wire.WireError, OSError):
+                watched.remove(asks)
+        if report in ready:
+            chunk = os.read(report, 1 << 20)
+            chunks.append(chunk)
+            if not chunk:
+                watched.remove(report)
+    for fd in (report, asks, answers):
+        os.close(fd)
+    return b"".join(chunks).decode()
 
 
 def try_answers(lesson: str, answers: list[dict], seed: int, folder: Path) -> list[dict]:

@@ -25,6 +25,7 @@ from grader.grading.database import index_rows_by_notebook, share_engines_with_n
 from grader.grading.nbgrader_steps import SANITIZE
 from grader.grading.results import Result, scores_of
 from grader.grading.tasks import GradingEngine, GradingTask, with_what_comes_after
+from grader.judging.reference import probes_file
 from grader.outcome import Outcome, nbgrader_failure
 from grader.sandbox.outside.isolation import Limits
 from grader.timings import Timings
@@ -382,7 +383,7 @@ class GradingSession:
                 reports.append(grade_one(task, self.warm))
                 bar.update()
             return reports
-        tasks_queue, reports_queue = self._start_workers()
+        tasks_queue, reports_queue = self._start_workers(tasks)
         for task in tasks:
             tasks_queue.put(task)
         reports = []
@@ -400,12 +401,15 @@ class GradingSession:
             bar.update()
         return reports
 
-    def _start_workers(self):
+    def _start_workers(self, tasks: list[GradingTask]):
         if self._queues is None:
             context = multiprocessing.get_context("fork")
             self._queues = context.Queue(), context.Queue()
             self.references.start()
             shared = self._shared_sandbox()
+            if any(probes_file(task.lesson).is_file() for task in tasks):
+                # the drawn functions' oracle imports torch: once here, shared by the workers
+                import grader.function_oracle  # noqa: F401
             for index in range(self.jobs):
                 worker = context.Process(
                     target=_grading_worker,

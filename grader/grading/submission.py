@@ -35,6 +35,7 @@ from grader.judging.verdict import VERDICT_KEY, judge_tests
 from grader.outcome import Outcome
 from grader.safe_output.autograded import inert_notebook, instructors_markdown
 from grader.sandbox.outside.client import Sandbox
+from grader.submission_seeds import functions_key, inputs_seed
 from grader.timings import Timings
 
 
@@ -146,13 +147,18 @@ def autograde_notebook(
         source_nb = release / f"{notebook}.ipynb"
         released = workers.released.get(coursedir.db_url, lesson, notebook, source_nb)
         nb, resources = sanitize(nbformat.read(path, as_version=4), resources, config, released)
-    probes, reading = None, how.Reading({}, {})
+    probes, reading, seed, oracle = None, how.Reading({}, {}), None, None
     judged = notebook == lesson and probes_file(lesson).is_file()  # a lesson's probes
     if judged:
         with timings.step("reference"):
             seed = workers.seeds.draw(lesson, ahead.next_lesson, ahead.share)  # observed meanwhile
         at = {str(i): gid for i, gid in autograded_tests(nb).items()}
-        probes = {"source": probes_file(lesson).read_text(), "seed": seed, "at": at}
+        # its process knows the seed of its inputs; its drawn functions stay here
+        source = probes_file(lesson).read_text()
+        probes = {"source": source, "seed": inputs_seed(seed), "at": at}
+        from grader.function_oracle import FunctionOracle  # torch: where a lesson has probes
+
+        oracle = FunctionOracle(functions_key(seed))
         with timings.step("judge"):
             lesson_nb = _source_notebook(source_nb)
             reading = judge_source(nb, lesson_nb, probes["source"], seed)
@@ -161,7 +167,9 @@ def autograde_notebook(
     # The kit's lessons share their first cells' run, made without the folder's modules
     shared = notebook == lesson and not any(name.endswith(".py") for name in files)
     prefix = lesson if shared else None
-    report = workers.sandbox.run(cells, files, probes, prefix, ahead.next_lesson, files_back=more)
+    report = workers.sandbox.run(
+        cells, files, probes, prefix, ahead.next_lesson, files_back=more, oracle=oracle
+    )
     timings.update(report.timings)
     if report.outcome == Outcome.NOT_GRADED:  # its report broke the channel's rules
         raise RunRefused(_detail(report, nb))
@@ -171,7 +179,7 @@ def autograde_notebook(
         left = f"{report.files_left_out} files it left were over the limits and not kept"
         report.detail = f"{report.detail}; {left}" if report.detail else left
     with timings.step("reference"):
-        references = workers.seeds.observations(lesson, probes["seed"]) if probes else {}
+        references = workers.seeds.observations(lesson, seed) if probes else {}
     with timings.step("nbgrader steps"):
         apply_run(nb, report, config)
         for step in AFTER_RUN:

@@ -323,10 +323,10 @@ class DrawnProgram:
             op = rng.choice(["add", "sub", "mul", "div"] if step + 1 < self.count else _OPS)
             op = "softplus" if step == softplus else op
             const = _constant(rng, op, h[last])
-            made = _apply(op, h[last], h[other], const)
+            made = _on_tensors(op, h[last], h[other], const)
             if not abs(float(made)) < 20.0:  # values kept moderate: tanh in place of a big one
                 op, const = "tanh", None
-                made = _apply(op, h[last], h[other], const)
+                made = _on_tensors(op, h[last], h[other], const)
             self.steps.append((op, other, const))
             h.append(made)
             last = len(h) - 1
@@ -335,29 +335,49 @@ class DrawnProgram:
             b, angle = rng.uniform(1.0, 2.0), rng.uniform(-0.8, 0.8) + rng.choice([0.0, math.pi])
             self.shadows.append((rng.uniform(0.8, 1.5) / b, b, angle - b * x))
 
-    def _run(self, inputs, shadow):
-        h, last = list(inputs), 0
+    @property
+    def nodes(self) -> int:
+        """How many of its steps are a node made here (softplus, or a drawn one)."""
+        return sum(op == "softplus" for op, _, _ in self.steps)
+
+    def _run(self, inputs, constants, node):
+        """The chain on `inputs`, each softplus step made by `node(i, a)`, plus `constants`."""
+        h, last, made = list(inputs), 0, 0
         for op, other, const in self.steps:
-            h.append(_apply(op, h[last], h[other], const))
+            if op == "softplus":
+                h.append(node(made, h[last]))
+                made += 1
+            else:
+                h.append(_apply(op, h[last], h[other], const))
             last = len(h) - 1
         out = h[last]
-        for x, (a, b, c) in zip(inputs, self.shadows, strict=True):
-            out = out + shadow(x, a, b, c)
+        for constant in constants:
+            out = out + constant
         return out
 
-    def on_values(self, Value, runs: int | None = None):
+    def on_values(self, Value, runs: int | None = None, secrets=None):
         """The program as a function of Values: f(*values) returns a Value. With `runs`, it runs
         that many times at most (once per gradient an engine needs), so no answer can evaluate
         it again at other points: a finite difference is impossible, however its Values behave
-        (one that hands every constant back as first made would otherwise hide their slope)."""
+        (one that hands every constant back as first made would otherwise hide their slope).
+
+        In grading, `secrets` (`grader.drawn_programs.Program`, kept by the grading process and
+        asked through a handle) give the constants and make its softplus steps drawn nodes of
+        their own, each asked once per run, and count the runs: nothing in the answer's process
+        can evaluate them at another point."""
 
         def drawn(*values):
             if len(values) != self.count or not all(isinstance(v, Value) for v in values):
                 raise TypeError(f"this drawn function takes {self.count} Values")
-            return self._run(
-                values,
-                lambda x, a, b, c: constant_from(x, lambda d: a * math.sin(b * d + c)),
-            )
+            if secrets is None:
+                constants = [
+                    constant_from(x, lambda d, a=a, b=b, c=c: a * math.sin(b * d + c))
+                    for x, (a, b, c) in zip(values, self.shadows, strict=True)
+                ]
+                return self._run(values, constants, lambda _, a: _softplus_node(a))
+            numbers = secrets.run([float(v.data) for v in values])
+            constants = [type(v)(number) for v, number in zip(values, numbers, strict=True)]
+            return self._run(values, constants, lambda i, a: _drawn_node(secrets, i, a))
 
         return drawn if runs is None else Limited(drawn, runs, "the drawn function")
 
@@ -366,9 +386,27 @@ class DrawnProgram:
         import torch
 
         def drawn(*tensors):
-            return self._run(tensors, lambda x, a, b, c: a * torch.sin(b * x.detach() + c))
+            constants = [
+                a * torch.sin(b * x.detach() + c)
+                for x, (a, b, c) in zip(tensors, self.shadows, strict=True)
+            ]
+            return self._run(tensors, constants, lambda _, a: torch.nn.functional.softplus(a))
 
         return drawn
+
+
+def _on_tensors(op, a, b, const):
+    """One step on tensors, softplus included."""
+    import torch
+
+    return torch.nn.functional.softplus(a) if op == "softplus" else _apply(op, a, b, const)
+
+
+def _drawn_node(secrets, index: int, value):
+    """A drawn node on `value`: a Value of its class, with the value and local derivative the
+    secrets give at value.data."""
+    made, slope = secrets.node(index, float(value.data))
+    return type(value)(made, (value,), (slope,))
 
 
 _OPS = ["add", "sub", "mul", "div", "power", "exp", "log", "tanh", "relu", "softplus"]
@@ -409,13 +447,7 @@ def _apply(op, a, b, const):
         return (a * a + const).log()
     if op == "tanh":
         return a.tanh()
-    if op == "relu":
-        return (a + const).relu()
-    if hasattr(a, "detach"):  # softplus, on a tensor
-        import torch
-
-        return torch.nn.functional.softplus(a)
-    return _softplus_node(a)
+    return (a + const).relu()
 
 
 def check_gradients(result, expected, shown, mistakes=None, *, what=None) -> None:

@@ -24,8 +24,9 @@ class Kind(StrEnum):
     """Every kind of message, named once. Grading process <-> cell server: WARM (the lesson
     cells and the test cells), READY, LESSON (run a lesson's first cells once), PREPARE (have
     them run, for later), PREFIX (their outputs), FORK, FORKED, CLEAN, EXITED, CLEANED; grading
-    process -> submission: REQUEST; submission -> grading process: START, CELL, PROBE,
-    FILES, FINISHED; grading process <-> reference server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
+    process -> submission: REQUEST, then an ANSWER to each ASK; submission -> grading process:
+    START, CELL, PROBE, ASK (of a drawn function), FILES, FINISHED; grading process <->
+    reference server: OBSERVE, SEED, OBSERVATIONS, FAILED."""
 
     WARM = "warm"
     LESSON = "lesson"
@@ -47,6 +48,8 @@ class Kind(StrEnum):
     OBSERVATIONS = "observations"
     FAILED = "failed"
     SEED = "seed"
+    ASK = "ask"
+    ANSWER = "answer"
 
 
 class WireError(RuntimeError):

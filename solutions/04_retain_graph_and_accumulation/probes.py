@@ -54,8 +54,10 @@ def test_accumulated_gradient(student, observe, draw):
         w = _uniform(draw, 3).requires_grad_()
         x, y = _uniform(draw, n, 3), _uniform(draw, n)
         w.grad = _uniform(draw, 3) if old != "None" else None
-        # The loss takes at most `size` rows at a time: only chunks reach it.
-        loss = RowLimit(_mean_loss(draw.function()), size, "a loss drawn at grading time")
+        # The loss takes at most `size` rows at a time: only chunks reach it (its drawn function,
+        # evaluated by the grading process, takes no more values at a time).
+        phi = draw.function(rows=size)
+        loss = RowLimit(_mean_loss(phi), size, "a loss drawn at grading time")
         student.accumulated_gradient(w, x, y, size, loss)
         shown = f"accumulated_gradient(w, x, y, chunk_size={size}, loss) for {n} rows"
         observe(f"w.grad after {shown}, w.grad {old} before, for a drawn loss", w.grad)

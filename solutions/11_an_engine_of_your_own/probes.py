@@ -8,19 +8,18 @@ handed, and no exercise here needs a rule read from the answer's code:
   to evaluate twice (no finite difference) and nothing torch recorded. Exercise 3 also receives
   the order, one drawn among the graph's valid ones, so it is observed apart from Exercise 2.
 - Exercises 4 and 5 receive programs drawn at grading time (`lesson_11.DrawnProgram`), run on the
-  submission's own `Value`: one of their operations at least, softplus, is a node the grader
-  makes from plain floats (no torch graph runs through it, whatever a `Value` holds), and each
-  input also feeds a constant computed from its value and recorded with no parents, whose slope
-  at the drawn point is 0.56 to 1.5 in size. The reference's engine, like torch with `detach()`,
-  leaves the constants out; a finite difference of the program takes their slope in, so it
-  misses every derivative by 0.56 or more (and so every step of Exercise 5 by lr times that), far
-  past the tolerance (1e-5 + 1e-4 relative). And a program runs once per gradient asked for
-  (`runs`), so no answer evaluates it at a second point, whatever its Values do with the
-  constants (one that hands each constant back as first made would hide their slope): a
-  backward pass through the recorded local derivatives is the only route to the reference's
-  numbers. (One that copies the graph into
-  torch, as a sum of parents times local derivatives, and calls `backward()` there, runs the same
-  chain rule through the same recorded numbers; the values alone cannot tell it apart.)
+  submission's own `Value`. Their secrets are kept by the grading process, outside the
+  submission (`grader.drawn_programs`): each input also feeds a constant computed from its value
+  and recorded with no parents (slope 0.56 to 1.5 in size near the drawn point), and some steps
+  are nodes of a drawn function of one number, made as Values of the value and local derivative
+  the grading process gives. Each is asked once per run, and the runs are counted there: one per
+  gradient asked for. The reference's engine, like torch with `detach()`, leaves the constants
+  out; a finite difference of the program takes their slope in, so it misses every derivative
+  by 0.56 or more, far past the tolerance (1e-5 + 1e-4 relative); and no answer can evaluate the
+  program, or a drawn node, at a second point: only the local derivatives recorded in the graph
+  lead to the reference's numbers. (One that copies the graph into torch, as a sum of parents
+  times local derivatives, and calls `backward()` there, runs the same chain rule through the
+  same recorded numbers; the values alone cannot tell it apart.)
 """
 
 import random
@@ -139,7 +138,8 @@ def test_gradients(student, observe, draw):
     for i in range(3):
         xs = [rng.uniform(-1.5, 1.5) for _ in range(rng.randint(2, 4))]
         program = DrawnProgram(rng, xs, steps=rng.randint(6, 10))
-        result = student.gradients(program.on_values(student.Value, runs=1), list(xs))
+        secrets = draw.program(program.count, program.nodes, runs=1)
+        result = student.gradients(program.on_values(student.Value, secrets=secrets), list(xs))
         observe(f"gradients(drawn function {i + 1}, xs)", result)
 
 
@@ -152,6 +152,7 @@ def test_descend(student, observe, draw):
         program.on_tensors()(*tensors).backward()  # only to size the steps: lr = 0.2 / (1 + |g|)
         lr = 0.2 / (1.0 + max(abs(t.grad.item()) for t in tensors))
         steps = rng.randint(2, 4)
-        f = program.on_values(student.Value, runs=steps)  # once per step
+        secrets = draw.program(program.count, program.nodes, runs=steps)  # once per step
+        f = program.on_values(student.Value, secrets=secrets)
         result = student.descend(f, list(xs), lr, steps)
         observe(f"descend(drawn function {i + 1}, xs, {lr:.4f}, {steps})", result)

@@ -1,15 +1,18 @@
 """Functions drawn for the "using autograd" exercises: autograd differentiates their smooth part
-exactly, every estimate made from their values misses (their shadow), complex input and tensor
-subclasses are refused, no formula is shown, and a seed always draws the same function."""
+exactly, every estimate made from their values misses (their shadow), complex input is refused,
+no formula is shown, a seed always draws the same function, and the handle a probe holds in
+grading answers every route of autograd as the function itself would."""
 
-import operator
 import random
 
 import pytest
 import torch
+import torch.autograd.forward_ad as fwAD
+from torch.func import grad, hessian, jacfwd, jacrev, jvp, vmap
 
 from grader import drawn_functions
 from grader.probing import DEFAULT_ATOL, DEFAULT_RTOL, Draw
+from grader.remote_functions import RemoteFunctions
 
 SEEDS = range(40)
 
@@ -87,31 +90,24 @@ def test_second_derivatives_from_values_miss_and_convex_ones_stay_positive():
         assert (by_values - second).abs().min() > 0.35
 
 
-def test_complex_input_subclasses_and_plain_numbers_are_refused_with_a_clear_message():
-    """No complex step, and no tensor subclass whose detach() could hide the shadow: each is
-    refused, as is a plain number, saying what to pass. A Parameter is a plain tensor here."""
-
-    class Undetached(torch.Tensor):
-        def detach(self):
-            return torch.zeros_like(self)
-
-    f = drawn_functions.elementwise(random.Random(0))
-    with pytest.raises(TypeError, match="real tensors"):
-        f(torch.ones(3, dtype=torch.complex128))
-    with pytest.raises(TypeError, match="not a tensor subclass"):
-        f(torch.ones(3).as_subclass(Undetached))
-    with pytest.raises(TypeError, match="not float"):
-        f(1.0)
-    assert f(torch.nn.Parameter(torch.ones(3))).shape == (3,)
-    assert torch.equal(f(t=torch.ones(3)), f(torch.ones(3)))  # called by a name of the student's
+def test_complex_input_and_plain_numbers_are_refused_with_a_clear_message():
+    """No complex step: complex input is refused, as is a plain number, saying what to pass,
+    whether the function is evaluated here or handed over as a handle. A Parameter is a tensor."""
+    for f in (drawn_functions.elementwise(random.Random(0)), Draw(3, "test_x").function()):
+        with pytest.raises(TypeError, match="real tensors"):
+            f(torch.ones(3, dtype=torch.complex128))
+        with pytest.raises(TypeError, match="not float"):
+            f(1.0)
+        assert f(torch.nn.Parameter(torch.ones(3))).shape == (3,)
+        assert torch.equal(f(t=torch.ones(3)), f(torch.ones(3)))  # called by a name of its own
+    with pytest.raises(ValueError, match="at most 3 values at a time"):
+        Draw(3, "test_x").function(rows=3)(torch.ones(4))
 
 
-def test_a_drawn_function_shows_no_formula_and_keeps_its_parts_in_its_closure():
-    """Its repr, attributes and labels hold no coefficient: only the interpreter's internals
-    (`__closure__`, which costs the exercise) reach them."""
+def test_a_drawn_function_shows_no_formula():
+    """Its repr and the labels that name it hold no coefficient."""
     f = Draw(3, "test_x").function()
-    assert "drawn" in repr(f) and not any(c.isdigit() for c in repr(f).split(" at ")[0])
-    assert not [name for name in dir(f) if not name.startswith("__")]
+    assert repr(f) == drawn_functions.SHOWN
 
 
 def test_a_seed_draws_the_same_function_and_another_seed_another():
@@ -122,35 +118,55 @@ def test_a_seed_draws_the_same_function_and_another_seed_another():
     assert torch.equal(first(t), again(t)) and not torch.equal(first(t), other(t))
 
 
-def test_a_kernel_registered_with_torch_library_is_refused_while_it_is_there():
-    """A `detach` that returns zeros, registered with torch.library on any dispatch key, would
-    hide the shadow from values: the function refuses to run until the registration is gone."""
-    f, x = drawn_functions.elementwise(random.Random(3)), torch.linspace(-1, 1, 5)
-    before = f(x)
-    for key in ("CPU", "Autograd", "ADInplaceOrView"):
-        lib = torch.library.Library("aten", "IMPL")
-        lib.impl("detach", torch.zeros_like, key)
-        with pytest.raises(TypeError, match="torch.library"):
-            f(x)
-        del lib
-    assert torch.equal(f(x), before)
+def _routes(f, x, y):
+    """What each route autograd offers computes of `f` (of x, and y where it takes two)."""
+    args = (x,) if y is None else (x, y)
+    total = lambda *a: f(*a).sum()  # noqa: E731
+    routes = {"value": f(*args), "jacrev": jacrev(f)(*args), "jacfwd": jacfwd(f)(*args)}
+    routes["hessian"] = hessian(total)(*args)
+    routes["hvp"] = jvp(grad(total), args, tuple(torch.ones_like(a) for a in args))[1]
+    leaf = x.clone().requires_grad_()
+    (first,) = torch.autograd.grad(f(leaf, *args[1:]).sum(), leaf, create_graph=True)
+    routes["double backward"] = torch.autograd.grad((first**2).sum(), leaf)[0]
+    cotangents = torch.stack([torch.ones_like(x), torch.linspace(0, 1, x.numel()).to(x)])
+    output = f(leaf, *args[1:])
+    routes["is_grads_batched"] = torch.autograd.grad(
+        output, leaf, cotangents, is_grads_batched=True
+    )[0]
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, torch.ones_like(x))
+        routes["dual numbers"] = fwAD.unpack_dual(f(dual, *args[1:])).tangent
+    batch = torch.stack([x, x.flip(0), x * 0.5])
+    if y is None:
+        routes["vmap(grad)"] = vmap(grad(total))(batch)
+        routes["vmap(jacfwd)"] = vmap(jacfwd(f))(batch)
+        routes["float32"] = f(x.float())
+    return routes
 
 
-def test_compilers_and_tracers_record_none_of_its_operations():
-    """torch.compile hands its backend the graphs it records, torch.jit.trace returns one, and
-    either would show the terms, their coefficients and the detached shadow: torch.compile runs
-    the function as it is (its backend sees none of its operations, whatever the answer wraps
-    around it), and torch.jit.trace is refused."""
-    f, x = drawn_functions.elementwise(random.Random(3)), torch.linspace(-1, 1, 5)
-    recorded = []
+@pytest.mark.parametrize("kind", drawn_functions.KINDS)
+def test_a_handed_function_answers_every_route_of_autograd_as_the_function_itself(kind):
+    """backward (twice, and with is_grads_batched), torch.func's grad, jacrev, jacfwd, hessian,
+    vmap and jvp, and dual numbers give on the handle (evaluated elsewhere, as in grading)
+    what they give on the function itself."""
+    x = torch.linspace(-1.5, 1.3, 4, dtype=torch.float64)
+    y = x.flip(0) if kind == "of_two" else None
+    handed, _ = RemoteFunctions.here("key").draw("test_x", 0, kind, size=4)
+    itself, _ = drawn_functions.FunctionDraws("key").draw("test_x", 0, kind, size=4)
+    ours, theirs = _routes(handed, x, y), _routes(itself, x, y)
+    for route, value in theirs.items():
+        assert ours[route].dtype == value.dtype, route
+        assert torch.allclose(ours[route], value, rtol=1e-9, atol=1e-12), route
 
-    def keep(graph, example_inputs):
-        recorded.extend(node.target for node in graph.graph.nodes if node.op != "placeholder")
-        return graph.forward
 
-    for answer in (f, lambda t: 2 * f(t)):
-        assert torch.equal(torch.compile(answer, backend=keep, dynamic=False)(x), answer(x))
-    assert torch.sin not in recorded and "detach" not in recorded and torch.add not in recorded
-    assert operator.mul in recorded  # the answer's own 2 * f(t) was recorded: the backend ran
-    with pytest.raises(TypeError, match="not compiled, traced or exported"):
-        torch.jit.trace(f, (x,))
+def test_a_drawn_program_runs_as_often_as_asked_and_each_node_once_per_run():
+    """Lesson 11's secrets: a second run past the budget, or a node asked twice in one run,
+    is refused with what to do instead."""
+    program = RemoteFunctions.here("key").program("test_x", 0, inputs=2, nodes=2, runs=1)
+    constants = program.run([0.5, -0.25])
+    assert len(constants) == 2 and all(0.0 < abs(c) < 2.0 for c in constants)
+    program.node(0, 0.3)
+    with pytest.raises(TypeError, match="once per run"):
+        program.node(0, 0.31)
+    with pytest.raises(TypeError, match="runs 1 time"):
+        program.run([0.5001, -0.25])

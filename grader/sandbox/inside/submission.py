@@ -63,15 +63,16 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
     isolate(settings, keep=(pipes.fileno(),))
     _, (request_fd, report_fd) = wire.receive_fds(pipes)  # its submission has come
     pipes.close()
-    request = wire.receive(request_fd, REQUEST_LIMIT)
-    os.close(request_fd)
+    request = wire.receive(request_fd, REQUEST_LIMIT)  # then its drawn functions' answers
     limits = request["limits"]
     limit(limits, counted_by_cgroup)
     _prepare_folder(request.get("files", {}))
     os.chdir(WORK)
     runner.output_limit = limits["output_bytes"]
     from grader import probing  # imported by the template's warm-up already
+    from grader.remote_functions import RemoteFunctions
 
+    functions = RemoteFunctions.over_pipes(report_fd, request_fd)
     probes = request.get("probes") or {"at": {}}
     loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
     if probes["at"]:
@@ -104,7 +105,9 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
         grade_id = probes["at"].get(str(index))
         if grade_id in loaded:
             with interrupted_after(seconds):  # run_probe reports the interruption as an error
-                seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, probes["seed"])
+                seen = probing.run_probe(
+                    loaded, grade_id, runner.shell.user_ns, probes["seed"], functions
+                )
             wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
     if request.get("files_back"):
         files, left_out = _files_left(request.get("files", {}))

@@ -2,8 +2,9 @@
 
 `Sandbox` starts the template process (`grader.sandbox.inside.cell_server`) inside bubblewrap and,
 for each submission, hands it two fresh pipes: the submission's own process reads its request
-from one and reports its cells on the other, straight to this process, which enforces the time
-and output limits while it reads them (`grader.sandbox.outside.reports`).
+(then the answers to its drawn functions' asks) from one and reports its cells on the other,
+straight to this process, which enforces the time and output limits while it reads them
+(`grader.sandbox.outside.reports`).
 """
 
 import contextlib
@@ -211,11 +212,13 @@ class Sandbox:
         lesson=None,
         then=None,
         files_back: bool = False,
+        oracle=None,
     ) -> RunReport:
         """Run the cells, with the files beside them, in a fresh fork; return what came back
         (with `files_back`, also the files the run left in its folder).
 
-        `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells. For a
+        `probes` ({"source", "seed", "at": {cell index: grade id}}) run after their cells, their
+        drawn functions asked of `oracle` (`grader.function_oracle.FunctionOracle`). For a
         `lesson`, the fork starts from the server's run of the lesson's first cells, as far as
         the submission's cells are the same, and those cells' outputs are copied. The lesson
         graded next (`then`) has its first cells run meanwhile.
@@ -251,10 +254,10 @@ class Sandbox:
         probes_at = (probes or {}).get("at", {})
         try:
             try:
-                report = self._run(request, probes_at, files_back)
+                report = self._run(request, probes_at, files_back, oracle)
             except _NotStarted:  # the sandbox broke after the last submission: afresh, once
                 self._afresh(lesson, shared)
-                report = self._run(request, probes_at, files_back)
+                report = self._run(request, probes_at, files_back, oracle)
         except (OSError, TimeoutError, RuntimeError) as error:
             self.stop()
             return RunReport(Outcome.KERNEL_DIED, f"the sandbox stopped: {error}")
@@ -303,7 +306,7 @@ class Sandbox:
         if lesson in self.channel.prefixes:
             self._run_prefix(lesson, shared)
 
-    def _run(self, request: dict, probes_at: dict, files_back: bool = False) -> RunReport:
+    def _run(self, request: dict, probes_at: dict, files_back: bool, oracle) -> RunReport:
         request_read, request_write = os.pipe()
         report_read, report_write = os.pipe()
         timings = Timings()
@@ -327,16 +330,14 @@ class Sandbox:
             # If the fork died before reading it, the watch says how.
             with contextlib.suppress(BrokenPipeError):
                 wire.write_all(request_write, wire.encode(Kind.REQUEST, **request))
-            os.close(request_write)
-            request_write = -1
             os.set_blocking(report_read, False)
+            os.set_blocking(request_write, False)  # its drawn functions' answers go there
             sent = frozenset(index for index, _ in request["cells"])
-            watch = ReportWatch(self.limits, probes_at, files_back, sent)
-            report = watch.follow(report_read, self.channel.control)
+            watch = ReportWatch(self.limits, probes_at, files_back, sent, oracle)
+            report = watch.follow(report_read, self.channel.control, request_write)
         finally:
             os.close(report_read)
-            if request_write >= 0:
-                os.close(request_write)
+            os.close(request_write)
             with timings.step("clean"):
                 self._clean()
         if cgroup and cgroup.oom_kills() > oom_before:

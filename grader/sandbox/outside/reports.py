@@ -1,9 +1,12 @@
 """Runs in the grading process: reads one submission's reports, which are untrusted.
 
 Messages must arrive in the order the cell runner sends them, within the time and output limits;
-a submission that writes into the channel gets no grade. Only well-formed outputs are kept.
+a submission that writes into the channel gets no grade. Only well-formed outputs are kept. Its
+probes' asks of their drawn functions are answered here, by the run's oracle
+(`grader.function_oracle`), on the pipe its request came by.
 """
 
+import os
 import re
 import select
 import socket
@@ -19,6 +22,10 @@ from grader.sandbox.wire import FILES_BACK_BYTES, FILES_BACK_COUNT, MAX_OUTPUTS,
 from grader.timings import Timings
 
 CELL_GRACE = 2.0  # seconds the submission's own interruption of a cell is given to arrive
+ASK_BYTES = 256 * 1024**2  # what a run's asks of its drawn functions may send in all
+UNREAD_ANSWERS = (
+    64 * 1024**2
+)  # answers written and not yet read: more is not asking, it is flooding
 HEX = re.compile(r"(?:[0-9a-f]{2})*")
 
 
@@ -52,20 +59,25 @@ class ReportWatch:
         probes_at: dict,
         files_back: bool = False,
         cells: frozenset[int] = frozenset(),
+        oracle=None,
     ):
         self.limits, self.probes_at, self.files_back = limits, probes_at, files_back
         self.cells = cells  # the indices of the cells sent to run
+        self.oracle = oracle  # answers the asks of its drawn functions, where it has any
+        self.unsent = b""  # answers not yet written to the submission
         self.report = RunReport()
         self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
         self.current: int | None = None
         self.expect_probe: str | None = None
         self.finished = False
 
-    def follow(self, reports: int, control: socket.socket) -> RunReport:
-        """Read until the submission finishes, dies, overruns a limit or breaks the protocol."""
+    def follow(self, reports: int, control: socket.socket, answers: int = -1) -> RunReport:
+        """Read until the submission finishes, dies, overruns a limit or breaks the protocol;
+        answer its asks on `answers` (non-blocking)."""
         limits, report = self.limits, self.report
         files = 2 * FILES_BACK_BYTES + 1_000_000 if self.files_back else 0  # sent as hex
-        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000 + files)
+        asks = ASK_BYTES if self.oracle is not None else 0
+        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000 + files + asks)
         started = cell_started = last = time.monotonic()
         exited, grace = None, None
         watched = [reports, control]
@@ -85,7 +97,10 @@ class ReportWatch:
                         self.current,
                     )
                 break
-            ready, _, _ = select.select(watched, [], [], deadline - now)
+            writing = [answers] if self.unsent else []
+            ready, writable, _ = select.select(watched, writing, [], deadline - now)
+            if writable:
+                self._write_answers(answers)
             if control in ready:
                 message, _ = wire.receive_fds(control)
                 exited = message.get("how", "the process ended")
@@ -107,6 +122,8 @@ class ReportWatch:
                 break
             for message in messages:
                 problem = self._take(message)
+                if message.get("kind") == Kind.ASK and not problem:
+                    problem = self._answer(message, answers)
                 if problem:
                     report.outcome = Outcome.NOT_GRADED
                     report.detail = f"the submission wrote into the grader's channel ({problem})"
@@ -132,6 +149,25 @@ class ReportWatch:
             report.outcome = Outcome.KERNEL_DIED
             report.detail, report.where = exited or "the process ended", self.current
         return report
+
+    def _answer(self, ask: dict, answers: int) -> str | None:
+        """Answer an ask of a drawn function; what is wrong, if the submission floods."""
+        answer = self.oracle.answer(ask)
+        self.unsent += wire.encode(Kind.ANSWER, **answer)
+        if len(self.unsent) > UNREAD_ANSWERS:
+            return "asks whose answers it does not read"
+        self._write_answers(answers)
+        return None
+
+    def _write_answers(self, answers: int) -> None:
+        """Write what the pipe takes now of the answers not yet sent."""
+        try:
+            written = os.write(answers, self.unsent)
+        except BlockingIOError:
+            return
+        except OSError:  # it closed its end: it asks nothing more
+            written = len(self.unsent)
+        self.unsent = self.unsent[written:]
 
     def _take(self, message: dict) -> str | None:
         """Record one message; what is wrong with it, if it breaks the runner's order."""
@@ -179,6 +215,9 @@ class ReportWatch:
                 return "files out of turn or not files"
             self.report.files = {name: bytes.fromhex(data) for name, data in files.items()}
             self.report.files_left_out = left_out
+        elif kind == Kind.ASK:
+            if self.oracle is None:
+                return "an ask of a drawn function where none was drawn"
         elif kind == Kind.FINISHED:
             self.finished = True
         else:

@@ -1,0 +1,214 @@
+"""Runs in the grading process: the drawn functions of one submission's run, evaluated here.
+
+A probe in the submission's process asks for a drawn function and gets a handle
+(`grader.remote_functions`); every value and derivative it, or the answer it is handed, asks of
+that function is computed here, outside the sandbox, by torch on the function's own terms, and
+only tensors go back. So no formula, coefficient or shadow of a drawn function is ever in the
+submission's memory, and no count of how often it ran is kept there.
+
+An application is a *spec*, a JSON tree over the function (`["f", handle]`): `["vjp", spec, n]`
+(the spec's first n arguments, then one cotangent per output: the gradients, one per input),
+`["jvp", spec, n]` (the first n arguments, then one tangent per input: the output tangents) and
+`["vmap", spec, dims]` (each argument batched along its dim, or null). These compose as torch.func
+composes them, so backward, double backward, forward mode, Hessians and vmap all reach here.
+Every spec returns a list of tensors.
+
+Lesson 11's drawn programs keep their secrets here too (`grader.drawn_programs`): the number each
+input feeds as a constant, and nodes of a drawn function of one number, each asked once per run,
+and the runs counted here.
+
+Whatever the submission sends is untrusted: each ask is checked for kind, size and depth, and a
+bad one gets an error (the message a student reads), never an exception in the grading process.
+"""
+
+import base64
+import math
+
+import torch
+
+from grader.drawn_functions import KINDS, FunctionDraws
+from grader.drawn_programs import Program
+
+DTYPES = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.int32,
+        torch.int64,
+    )
+}
+MAX_HANDLES = 256  # functions and programs drawn in one run
+MAX_TENSORS = 32  # in one application
+MAX_ELEMENTS = 1 << 20  # in one tensor
+MAX_DEPTH = 8  # of a spec
+
+
+class Refused(Exception):
+    """An ask the oracle does not answer: its message is what the student reads."""
+
+
+class FunctionOracle:
+    """One submission's drawn functions, from the key the grading process drew for it."""
+
+    def __init__(self, key: str):
+        self.draws = FunctionDraws(key)
+        self.functions: list = []
+        self.programs: list[Program] = []
+
+    def answer(self, ask: dict) -> dict:
+        """The answer to one ask: its fields, or {"error": what the student reads}."""
+        try:
+            op = ask.get("op")
+            if op == "draw":
+                return self._draw(ask)
+            if op == "apply":
+                return {"tensors": [encode(t) for t in self._apply(ask)]}
+            if op == "program":
+                return self._program(ask)
+            if op == "run":
+                return {"constants": self._the_program(ask).run(_numbers(ask.get("xs")))}
+            if op == "node":
+                at = _numbers([ask.get("at")])[0]
+                value, slope = self._the_program(ask).node(_integer(ask.get("node")), at)
+                return {"value": value, "slope": slope}
+            raise Refused("no such ask")
+        except Refused as refused:
+            return {"error": str(refused)[:500], "type": "TypeError"}
+        except Exception as error:  # what torch says of the inputs it was sent, as it says it
+            return {"error": str(error)[:500], "type": type(error).__name__}
+
+    def _count(self) -> None:
+        if len(self.functions) + len(self.programs) >= MAX_HANDLES:
+            raise Refused(f"no more than {MAX_HANDLES} drawn functions in one run")
+
+    def _draw(self, ask: dict) -> dict:
+        self._count()
+        kind, test = ask.get("family"), ask.get("test")
+        if kind not in KINDS or not isinstance(test, str) or len(test) > 200:
+            raise Refused("no such drawn function")
+        size, rows = _integer(ask.get("size", 0)), _integer(ask.get("rows", 0))
+        if size > 64:
+            raise Refused("no such drawn function")
+        function, outputs = self.draws.draw(test, _integer(ask.get("index")), kind, size, rows)
+        self.functions.append(function)
+        return {"handle": len(self.functions) - 1, "outputs": outputs}
+
+    def _program(self, ask: dict) -> dict:
+        self._count()
+        test, index = ask.get("test"), _integer(ask.get("index"))
+        inputs, nodes, runs = (_integer(ask.get(name)) for name in ("inputs", "nodes", "runs"))
+        if not isinstance(test, str) or len(test) > 200 or max(inputs, nodes, runs) > 64:
+            raise Refused("no such drawn program")
+        self.programs.append(self.draws.program(test, index, inputs, nodes, runs))
+        return {"handle": len(self.programs) - 1}
+
+    def _the_program(self, ask: dict) -> Program:
+        handle = _integer(ask.get("handle"))
+        if handle >= len(self.programs):
+            raise Refused("no such drawn program")
+        return self.programs[handle]
+
+    def _apply(self, ask: dict) -> list[torch.Tensor]:
+        tensors = ask.get("tensors")
+        if not isinstance(tensors, list) or len(tensors) > MAX_TENSORS:
+            raise Refused(f"a drawn function takes at most {MAX_TENSORS} tensors")
+        function = self.build(ask.get("spec"), MAX_DEPTH)
+        with torch.enable_grad():
+            out = function(*(decode(t) for t in tensors))
+        return [t.detach() for t in out]
+
+    def build(self, spec, depth: int):
+        """The torch function a spec names, returning a tuple of tensors."""
+        if not isinstance(spec, list) or not spec or depth <= 0:
+            raise Refused("no such application of a drawn function")
+        kind = spec[0]
+        if kind == "f" and len(spec) == 2:
+            handle = _integer(spec[1])
+            if handle >= len(self.functions):
+                raise Refused("no such drawn function")
+            function = self.functions[handle]
+            return lambda *inputs: (function(*inputs),)
+        if len(spec) != 3:
+            raise Refused("no such application of a drawn function")
+        inner = self.build(spec[1], depth - 1)
+        if kind == "vjp":
+            return _vjp(inner, _integer(spec[2]))
+        if kind == "jvp":
+            return _jvp(inner, _integer(spec[2]))
+        if kind == "vmap" and isinstance(spec[2], list):
+            dims = tuple(None if d is None else _integer(d) for d in spec[2])
+            return lambda *args: tuple(torch.func.vmap(inner, in_dims=dims)(*args))
+        raise Refused("no such application of a drawn function")
+
+
+def _vjp(inner, n: int):
+    def vjp(*args):
+        _, pull = torch.func.vjp(inner, *args[:n])
+        return tuple(pull(tuple(args[n:])))
+
+    return vjp
+
+
+def _jvp(inner, n: int):
+    """Jacobian-vector products from two reverse passes (J t is the vjp, at t, of the linear
+    u -> J^T u): no forward-mode level is entered, so it runs inside a caller's own (the
+    reference evaluates its drawn functions in the solution's process)."""
+
+    def jvp(*args):
+        out, pull = torch.func.vjp(inner, *args[:n])
+        _, pull_back = torch.func.vjp(lambda *u: pull(u), *(torch.zeros_like(o) for o in out))
+        return tuple(pull_back(tuple(args[n:])))
+
+    return jvp
+
+
+def encode(tensor: torch.Tensor) -> dict:
+    """A plain CPU tensor as JSON: its dtype, shape and bytes (base64), exactly."""
+    flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+    data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+    name = str(flat.dtype).removeprefix("torch.")
+    return {"dtype": name, "shape": list(tensor.shape), "data": base64.b64encode(data).decode()}
+
+
+def decode(encoded) -> torch.Tensor:
+    """The tensor `encode` wrote, or Refused for anything else (a complex or oversized one)."""
+    if not isinstance(encoded, dict) or not isinstance(encoded.get("data"), str):
+        raise Refused("a drawn function takes real tensors")
+    dtype, shape = DTYPES.get(encoded.get("dtype")), encoded.get("shape")
+    if dtype is None:
+        name = str(encoded.get("dtype"))[:40]
+        if "complex" in name:
+            raise Refused("this function takes real tensors, not complex ones")
+        raise Refused(f"this function takes tensors of numbers, not of {name}")
+    if not isinstance(shape, list) or len(shape) > 16 or not all(_is_size(s) for s in shape):
+        raise Refused("a drawn function takes tensors of a plain shape")
+    count = math.prod(shape)
+    if count > MAX_ELEMENTS:
+        raise Refused(f"a drawn function takes at most {MAX_ELEMENTS} values per tensor")
+    data = base64.b64decode(encoded["data"], validate=True)
+    if len(data) != count * dtype.itemsize:
+        raise Refused("a tensor's values do not match its shape")
+    if not count:
+        return torch.zeros(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+
+def _is_size(value) -> bool:
+    return type(value) is int and 0 <= value <= MAX_ELEMENTS
+
+
+def _integer(value) -> int:
+    if type(value) is not int or not 0 <= value < 1 << 31:
+        raise Refused("a drawn function was asked with a number out of range")
+    return value
+
+
+def _numbers(values) -> list[float]:
+    if not isinstance(values, list) or len(values) > 64:
+        raise Refused("a drawn program takes a list of numbers")
+    if not all(type(v) in (int, float) and math.isfinite(v) for v in values):
+        raise Refused("a drawn program takes finite numbers")
+    return [float(v) for v in values]

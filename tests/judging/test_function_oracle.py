@@ -1,0 +1,171 @@
+"""Drawn functions live outside the submission's process: what the submission's side holds is a
+handle, the oracle answers every ask with an answer (never an exception of its own), and a
+submission that floods the channel with asks gets no grade."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from grader.function_oracle import MAX_ELEMENTS, FunctionOracle, encode
+from grader.sandbox import wire
+from grader.sandbox.outside.isolation import Limits
+from grader.sandbox.outside.reports import UNREAD_ANSWERS, ReportWatch
+from grader.sandbox.wire import Kind
+
+# The submission's side, in a process of its own: it draws, differentiates (backward, Hessian,
+# compiled), then looks through its whole memory for what a drawn function is made of.
+SUBMISSION_SIDE = textwrap.dedent(
+    """
+    import gc, json, sys, types
+    import torch
+    from grader import drawn_functions, drawn_programs
+    from grader.probing import Draw
+    from grader.remote_functions import RemoteFunctions
+
+    asks, answers = map(int, sys.argv[1:3])
+    draw = Draw(5, "test_x", RemoteFunctions.over_pipes(asks, answers))
+    f, g = draw.function(), draw.convex_function()
+    x = torch.linspace(-1, 1, 5, dtype=torch.float64, requires_grad=True)
+    (f(x) + g(x)).sum().backward()
+    hessian = torch.func.hessian(lambda t: g(t).sum())(x.detach())
+    recorded = []
+
+    def keep(graph, example_inputs):
+        recorded.extend(str(node.target) for node in graph.graph.nodes)
+        return graph.forward
+
+    compiled = torch.compile(lambda t: 2 * f(t), backend=keep)(x.detach())
+    program = draw.program(2, 1, runs=1)
+    program.run([0.1, 0.2])
+    sources = {drawn_functions.__file__, drawn_programs.__file__}
+    closures = [
+        o.__qualname__ for o in gc.get_objects()
+        if type(o) is types.FunctionType and o.__closure__
+        and o.__code__.co_filename in sources
+    ]
+    programs = [o for o in gc.get_objects() if type(o) is drawn_programs.Program]
+    print(json.dumps({
+        "grad": x.grad.tolist(), "hessian": hessian.diagonal().tolist(),
+        "compiled": compiled.tolist(), "recorded": recorded,
+        "closures": closures, "programs": len(programs),
+    }))
+    """
+)
+
+
+def _serve(oracle: FunctionOracle, asks: int, answers: int) -> None:
+    """Answer asks until the other side closes its end."""
+    while True:
+        try:
+            ask = wire.receive(asks, 1 << 28)
+        except wire.WireError:
+            return
+        wire.send(answers, Kind.ANSWER, **oracle.answer(ask))
+
+
+def test_the_submission_side_holds_no_term_coefficient_or_count_of_what_it_is_handed():
+    """A process that draws, backpropagates, takes a Hessian and compiles a drawn function (with a
+    backend of its own that records every operation) finds no closure of a drawn function, no
+    program's secrets and no term in any compiled graph: they are all in the oracle's process.
+    Its gradients are the function's own."""
+    from grader.drawn_functions import FunctionDraws
+    from grader.submission_seeds import functions_key  # noqa: F401 -- the key is the test's own
+
+    asks_read, asks_write = os.pipe()
+    answers_read, answers_write = os.pipe()
+    side = subprocess.Popen(
+        [sys.executable, "-c", SUBMISSION_SIDE, str(asks_write), str(answers_read)],
+        pass_fds=(asks_write, answers_read),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    os.close(asks_write)
+    os.close(answers_read)
+    _serve(FunctionOracle("5"), asks_read, answers_write)
+    seen = json.loads(side.communicate(timeout=120)[0])
+    os.close(asks_read)
+    os.close(answers_write)
+    assert seen["closures"] == [] and seen["programs"] == 0
+    assert not any(term in seen["recorded"] for term in ("aten.sin", "<built-in method sin"))
+    import torch
+
+    f, _ = FunctionDraws("5").draw("test_x", 0, "elementwise")
+    g, _ = FunctionDraws("5").draw("test_x", 1, "convex")
+    x = torch.linspace(-1, 1, 5, dtype=torch.float64, requires_grad=True)
+    (f(x) + g(x)).sum().backward()
+    assert torch.allclose(torch.tensor(seen["grad"], dtype=torch.float64), x.grad)
+    assert torch.allclose(torch.tensor(seen["compiled"], dtype=torch.float64), 2 * f(x.detach()))
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        {},
+        {"op": "what"},
+        {"op": "draw", "family": "elementwise", "test": 5, "index": 0},
+        {"op": "draw", "family": "secret", "test": "t", "index": 0},
+        {"op": "draw", "family": "mixing", "test": "t", "index": 0, "size": 10**6},
+        {"op": "draw", "family": "elementwise", "test": "t", "index": -1},
+        {"op": "apply", "spec": ["f", 0], "tensors": []},
+        {"op": "apply", "spec": ["f", 99], "tensors": []},
+        {"op": "apply", "spec": ["vjp"] * 3, "tensors": []},
+        {"op": "apply", "spec": ["f", 0], "tensors": [{"dtype": "complex64", "shape": [1]}]},
+        {"op": "apply", "spec": ["f", 0], "tensors": [{"dtype": "float32", "shape": [3]}]},
+        {
+            "op": "apply",
+            "spec": ["f", 0],
+            "tensors": [{"dtype": "float64", "shape": [MAX_ELEMENTS + 1], "data": ""}],
+        },
+        {
+            "op": "apply",
+            "spec": ["f", 0],
+            "tensors": [{"dtype": "float64", "shape": [2], "data": "!!"}],
+        },
+        {"op": "run", "handle": 0, "xs": [float("nan")]},
+        {"op": "node", "handle": 3, "node": 0, "at": 1.0},
+    ],
+)
+def test_the_oracle_answers_a_hostile_ask_with_an_error_never_an_exception(ask):
+    """Whatever a submission sends, the oracle answers it (an error the student reads); the
+    grading process goes on."""
+    oracle = FunctionOracle("key")
+    oracle.answer({"op": "draw", "family": "elementwise", "test": "t", "index": 0})
+    deep = ["f", 0]
+    for _ in range(20):
+        deep = ["vjp", deep, 1]
+    assert "error" in oracle.answer(ask)
+    assert "error" in oracle.answer({"op": "apply", "spec": deep, "tensors": []})
+
+
+def test_the_oracle_draws_no_more_than_its_limit_of_functions():
+    """A run that asks for functions without end is refused past the limit."""
+    oracle = FunctionOracle("key")
+    answers = [
+        oracle.answer({"op": "draw", "family": "elementwise", "test": "t", "index": i})
+        for i in range(300)
+    ]
+    assert "handle" in answers[0] and "error" in answers[-1]
+
+
+def test_asks_are_answered_and_a_flood_unread_or_without_functions_gets_no_grade():
+    """An ask is answered on the request pipe; asks whose answers pile up unread past the limit,
+    or asks where no function was drawn, break the channel's rules."""
+    import torch
+
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    watch = ReportWatch(Limits(), {}, oracle=FunctionOracle("key"))
+    draw = {"kind": Kind.ASK, "op": "draw", "family": "elementwise", "test": "t", "index": 0}
+    assert watch._take(draw) is None and watch._answer(draw, write) is None
+    assert wire.receive(read, 1 << 20)["handle"] == 0
+    big = torch.zeros(MAX_ELEMENTS // 2, dtype=torch.float64)
+    apply = {"kind": Kind.ASK, "op": "apply", "spec": ["f", 0], "tensors": [encode(big)]}
+    problems = [watch._answer(apply, write) for _ in range(UNREAD_ANSWERS // (4 << 20) + 2)]
+    assert problems[-1] == "asks whose answers it does not read"
+    os.close(read)
+    os.close(write)
+    assert ReportWatch(Limits(), {})._take(draw) is not None
