@@ -42,8 +42,9 @@ DTYPES = {
 }
 MAX_HANDLES = 256  # functions and programs drawn in one run
 MAX_TENSORS = 32  # in one application
-MAX_ELEMENTS = 1 << 20  # in one tensor
-MAX_DEPTH = 8  # of a spec
+MAX_ELEMENTS = 1 << 18  # in one tensor
+MAX_TOTAL = 1 << 20  # in the tensors of one application: an ask stays within the output budget
+MAX_DEPTH = 6  # of a spec: a Hessian-vector product of a vmap is 4 deep
 
 
 class Refused(Exception):
@@ -116,8 +117,11 @@ class FunctionOracle:
         if not isinstance(tensors, list) or len(tensors) > MAX_TENSORS:
             raise Refused(f"a drawn function takes at most {MAX_TENSORS} tensors")
         function = self.build(ask.get("spec"), MAX_DEPTH)
+        inputs = [decode(t) for t in tensors]
+        if sum(t.numel() for t in inputs) > MAX_TOTAL:
+            raise Refused(f"a drawn function takes at most {MAX_TOTAL} values in one call")
         with torch.enable_grad():
-            out = function(*(decode(t) for t in tensors))
+            out = function(*inputs)
         return [t.detach() for t in out]
 
     def build(self, spec, depth: int):
@@ -167,7 +171,8 @@ def _jvp(inner, n: int):
 
 def encode(tensor: torch.Tensor) -> dict:
     """A plain CPU tensor as JSON: its dtype, shape and bytes (base64), exactly."""
-    flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+    source = tensor.detach().to("cpu").reshape(-1)
+    flat = torch.empty(source.numel(), dtype=source.dtype).copy_(source)  # strides of 1, always
     data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
     name = str(flat.dtype).removeprefix("torch.")
     return {"dtype": name, "shape": list(tensor.shape), "data": base64.b64encode(data).decode()}

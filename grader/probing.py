@@ -13,6 +13,7 @@ import math
 import random
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy
 import torch
@@ -175,18 +176,26 @@ def load_probes(source: str) -> dict:
     return {name: fn for name, fn in module.items() if name.startswith("test_") and callable(fn)}
 
 
-def run_probe(probes: dict, grade_id: str, namespace: dict, seed: int, functions=None) -> list:
+@dataclass(frozen=True)
+class Drawing:
+    """What a probe draws from in grading: the seed of its inputs (all the submission's process
+    knows), and the grading process's drawn functions."""
+
+    seed: int
+    functions: RemoteFunctions
+
+
+def run_probe(probes: dict, grade_id: str, namespace: dict, seed: "int | Drawing") -> list:
     """Run one probe against the notebook's names; a failure ends its list with an error item.
-    The probe draws from the submission's `seed`, its functions drawn here from the seed's key;
-    in grading, from its `inputs_seed` (all its process knows), its `functions` by the grading
-    process."""
+    The probe draws from the submission's `seed`, its functions evaluated here from the seed's
+    key; in grading, from a `Drawing`."""
     observe = Observations()
-    if functions is None:
-        seed, functions = inputs_seed(seed), RemoteFunctions.here(functions_key(seed))
+    if not isinstance(seed, Drawing):
+        seed = Drawing(inputs_seed(seed), RemoteFunctions.here(functions_key(seed)))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probes[grade_id](Student(namespace), observe, Draw(seed, grade_id, functions))
+            probes[grade_id](Student(namespace), observe, Draw(seed.seed, grade_id, seed.functions))
     except BaseException as error:  # the student's code failed: that is an observation too
         observe.items.append(["error", f"{type(error).__name__}: {error}"[:500]])
     return observe.items

@@ -37,7 +37,7 @@ def _try(runner, sources, places, answer, probes, seed) -> dict:
     """In a fork: the answer in its cell's place, the cells up to its test, then the probe,
     whose drawn functions this process serves, as the grading process does
     (`grader.function_oracle`): the fork holds handles only."""
-    from grader.probing import run_probe
+    from grader.probing import Drawing, run_probe
     from grader.remote_functions import RemoteFunctions
     from grader.submission_seeds import inputs_seed
 
@@ -54,10 +54,8 @@ def _try(runner, sources, places, answer, probes, seed) -> dict:
         for index in range(start, test + 1):
             source = answer["answer"] if index == start else sources[index]
             outputs, _, _ = runner.run(source)
-        functions = RemoteFunctions.over_pipes(asks_write, answers_read)
-        observed = run_probe(
-            probes, answer["test"], runner.shell.user_ns, inputs_seed(seed), functions
-        )
+        drawing = Drawing(inputs_seed(seed), RemoteFunctions.over_pipes(asks_write, answers_read))
+        observed = run_probe(probes, answer["test"], runner.shell.user_ns, drawing)
         with os.fdopen(write, "w") as report:
             json.dump({"outputs": outputs, "observed": observed}, report)
         os._exit(0)

@@ -8,7 +8,9 @@ program drawn at random (`DrawnProgram`): its nodes hold numbers that `math` com
 operations at least (softplus) is a node the grader makes itself, and every input also feeds a
 *constant* node, a number computed from the input's value and recorded with no parents (what
 `detach()` does in torch). Torch cannot differentiate any of it, and a finite difference of the
-program sees the constants change where the chain rule, like autograd, leaves them out.
+program sees the constants change where the chain rule, like autograd, leaves them out. In
+grading, the constants and the nodes made here come from the grading process instead, asked once
+per run (`grader.drawn_programs`).
 """
 
 import math
@@ -260,8 +262,8 @@ def check_backward(grads, expected, shown, mistakes=None) -> None:
 class Limited:
     """A function that runs `runs` times at most, once per list of gradients an engine needs, so
     that no answer evaluates it again at other points (a finite difference); shown as `name`.
-    The function and the count live in a closure, which no answer reaches without reaching for
-    the interpreter's internals (`grader.judging.internals`)."""
+    For the visible tests, whose verdict is the student's own; in grading, the runs are counted
+    by the grading process, outside the answer's reach (`grader.drawn_programs`)."""
 
     __slots__ = ("_call", "_name")
 

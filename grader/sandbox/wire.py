@@ -111,6 +111,11 @@ class Frames:
 
     def __init__(self, fd: int, budget: int):
         self.fd, self.budget, self.buffer, self.total = fd, budget, b"", 0
+        self.sizes: list[int] = []  # the framed size of each message the last read returned
+
+    def refund(self, size: int) -> None:
+        """Take `size` bytes already read off the budget (a message counted elsewhere)."""
+        self.total -= size
 
     def read(self) -> list[dict] | None:
         """The complete messages available now; None once the other side has closed."""
@@ -121,7 +126,7 @@ class Frames:
         if self.total > self.budget:
             raise OverBudget(f"over the {self.budget}-byte output budget")
         self.buffer += chunk
-        messages = []
+        messages, self.sizes = [], []
         while len(self.buffer) >= HEADER.size:
             (size,) = HEADER.unpack(self.buffer[: HEADER.size])
             if len(self.buffer) < HEADER.size + size:
@@ -129,6 +134,7 @@ class Frames:
             body = self.buffer[HEADER.size : HEADER.size + size]
             self.buffer = self.buffer[HEADER.size + size :]
             messages.append(decode(body))
+            self.sizes.append(HEADER.size + size)
         return messages
 
 

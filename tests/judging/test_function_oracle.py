@@ -13,7 +13,7 @@ import pytest
 from grader.function_oracle import MAX_ELEMENTS, FunctionOracle, encode
 from grader.sandbox import wire
 from grader.sandbox.outside.isolation import Limits
-from grader.sandbox.outside.reports import UNREAD_ANSWERS, ReportWatch
+from grader.sandbox.outside.reports import ASK_BYTES, UNREAD_ANSWERS, ReportWatch
 from grader.sandbox.wire import Kind
 
 # The submission's side, in a process of its own: it draws, differentiates (backward, Hessian,
@@ -162,10 +162,15 @@ def test_asks_are_answered_and_a_flood_unread_or_without_functions_gets_no_grade
     draw = {"kind": Kind.ASK, "op": "draw", "family": "elementwise", "test": "t", "index": 0}
     assert watch._take(draw) is None and watch._answer(draw, write) is None
     assert wire.receive(read, 1 << 20)["handle"] == 0
-    big = torch.zeros(MAX_ELEMENTS // 2, dtype=torch.float64)
+    big = torch.zeros(MAX_ELEMENTS, dtype=torch.float64)
     apply = {"kind": Kind.ASK, "op": "apply", "spec": ["f", 0], "tensors": [encode(big)]}
-    problems = [watch._answer(apply, write) for _ in range(UNREAD_ANSWERS // (4 << 20) + 2)]
+    problems = []
+    while not any(problems) and len(problems) < 2 * UNREAD_ANSWERS // big.numel():
+        problems.append(watch._answer(apply, write))
     assert problems[-1] == "asks whose answers it does not read"
+    assert len(watch.unsent) > UNREAD_ANSWERS
+    watch.asked = ASK_BYTES + 1  # as a run that asked that much in all would have
+    assert "over" in watch._answer(draw, write)
     os.close(read)
     os.close(write)
     assert ReportWatch(Limits(), {})._take(draw) is not None

@@ -72,8 +72,9 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
     from grader import probing  # imported by the template's warm-up already
     from grader.remote_functions import RemoteFunctions
 
-    functions = RemoteFunctions.over_pipes(report_fd, request_fd)
     probes = request.get("probes") or {"at": {}}
+    functions = RemoteFunctions.over_pipes(report_fd, request_fd)
+    drawing = probing.Drawing(probes.get("seed", 0), functions)
     loaded = probing.load_probes(probes["source"]) if probes["at"] else {}
     if probes["at"]:
         # A lesson judged by its probes ships no module: a file beside its notebook is found
@@ -105,9 +106,7 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
         grade_id = probes["at"].get(str(index))
         if grade_id in loaded:
             with interrupted_after(seconds):  # run_probe reports the interruption as an error
-                seen = probing.run_probe(
-                    loaded, grade_id, runner.shell.user_ns, probes["seed"], functions
-                )
+                seen = probing.run_probe(loaded, grade_id, runner.shell.user_ns, drawing)
             wire.send(report_fd, Kind.PROBE, test=grade_id, observations=seen)
     if request.get("files_back"):
         files, left_out = _files_left(request.get("files", {}))

@@ -65,6 +65,7 @@ class ReportWatch:
         self.cells = cells  # the indices of the cells sent to run
         self.oracle = oracle  # answers the asks of its drawn functions, where it has any
         self.unsent = b""  # answers not yet written to the submission
+        self.asked = 0  # bytes of asks read
         self.report = RunReport()
         self.budget, self.written = limits.output_bytes * 4 + 1_000_000, 0
         self.current: int | None = None
@@ -76,8 +77,7 @@ class ReportWatch:
         answer its asks on `answers` (non-blocking)."""
         limits, report = self.limits, self.report
         files = 2 * FILES_BACK_BYTES + 1_000_000 if self.files_back else 0  # sent as hex
-        asks = ASK_BYTES if self.oracle is not None else 0
-        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000 + files + asks)
+        frames = wire.Frames(reports, limits.output_bytes * 4 + 1_000_000 + files)
         started = cell_started = last = time.monotonic()
         exited, grace = None, None
         watched = [reports, control]
@@ -120,16 +120,19 @@ class ReportWatch:
                 return report
             if messages is None:
                 break
-            for message in messages:
+            for message, size in zip(messages, frames.sizes, strict=True):
                 problem = self._take(message)
                 if message.get("kind") == Kind.ASK and not problem:
+                    frames.refund(size)  # counted against the asks' own limit
+                    self.asked += size
                     problem = self._answer(message, answers)
                 if problem:
                     report.outcome = Outcome.NOT_GRADED
                     report.detail = f"the submission wrote into the grader's channel ({problem})"
                     return report
                 now = time.monotonic()
-                spent = "probes" if message.get("kind") == Kind.PROBE else "student cells"
+                probing = message.get("kind") in (Kind.PROBE, Kind.ASK)
+                spent = "probes" if probing else "student cells"
                 report.timings.add(spent, now - last)
                 last = now
                 if message.get("kind") == Kind.START:
@@ -152,6 +155,8 @@ class ReportWatch:
 
     def _answer(self, ask: dict, answers: int) -> str | None:
         """Answer an ask of a drawn function; what is wrong, if the submission floods."""
+        if self.asked > ASK_BYTES:
+            return f"asks of drawn functions over {ASK_BYTES} bytes in all"
         answer = self.oracle.answer(ask)
         self.unsent += wire.encode(Kind.ANSWER, **answer)
         if len(self.unsent) > UNREAD_ANSWERS:
