@@ -23,6 +23,7 @@ bad one gets an error (the message a student reads), never an exception in the g
 
 import base64
 import math
+from functools import partial
 
 import torch
 
@@ -58,6 +59,7 @@ class FunctionOracle:
         self.draws = FunctionDraws(key)
         self.functions: list = []
         self.programs: list[Program] = []
+        self.drawn_programs: set[tuple[str, int]] = set()
 
     def answer(self, ask: dict) -> dict:
         """The answer to one ask: its fields, or {"error": what the student reads}."""
@@ -103,6 +105,9 @@ class FunctionOracle:
         inputs, nodes, runs = (_integer(ask.get(name)) for name in ("inputs", "nodes", "runs"))
         if not isinstance(test, str) or len(test) > 200 or max(inputs, nodes, runs) > 64:
             raise Refused("no such drawn program")
+        if (test, index) in self.drawn_programs:  # its runs are counted once, for the run
+            raise Refused("a drawn program is drawn once, by the test that hands it over")
+        self.drawn_programs.add((test, index))
         self.programs.append(self.draws.program(test, index, inputs, nodes, runs))
         return {"handle": len(self.programs) - 1}
 
@@ -133,8 +138,7 @@ class FunctionOracle:
             handle = _integer(spec[1])
             if handle >= len(self.functions):
                 raise Refused("no such drawn function")
-            function = self.functions[handle]
-            return lambda *inputs: (function(*inputs),)
+            return partial(_of_one_shape, self.functions[handle])
         if len(spec) != 3:
             raise Refused("no such application of a drawn function")
         inner = self.build(spec[1], depth - 1)
@@ -146,6 +150,15 @@ class FunctionOracle:
             dims = tuple(None if d is None else _integer(d) for d in spec[2])
             return lambda *args: tuple(torch.func.vmap(inner, in_dims=dims)(*args))
         raise Refused("no such application of a drawn function")
+
+
+def _of_one_shape(function, *inputs) -> tuple:
+    """The function's value, on inputs of one shape: broadcast ones would let a few values sent
+    ask for a product of their sizes here."""
+    if len({tuple(given.shape) for given in inputs}) > 1:
+        shapes = ", ".join(str(tuple(given.shape)) for given in inputs)
+        raise Refused(f"this function takes tensors of one shape, not {shapes}")
+    return (function(*inputs),)
 
 
 def _vjp(inner, n: int):
@@ -198,7 +211,9 @@ def decode(encoded) -> torch.Tensor:
         raise Refused("a tensor's values do not match its shape")
     if not count:
         return torch.zeros(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+    made = torch.empty(shape, dtype=dtype)  # its own storage, not a view: changed in place freely
+    made.view(-1).copy_(torch.frombuffer(bytearray(data), dtype=dtype))
+    return made
 
 
 def _is_size(value) -> bool:

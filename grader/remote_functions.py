@@ -14,6 +14,8 @@ holds a term, a coefficient or a count.
 from collections.abc import Callable
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
 
 from grader.drawn_functions import SHOWN, refuse
 from grader.function_oracle import FunctionOracle, decode, encode
@@ -71,6 +73,12 @@ class RemoteFunctions:
 
     def apply(self, spec: list, tensors) -> tuple[torch.Tensor, ...]:
         """The tensors an application of a drawn function returns, on the inputs' device."""
+        if get_proxy_mode() is not None or any(isinstance(t, FakeTensor) for t in tensors):
+            raise TypeError(
+                "this function is evaluated by the grader, call by call: a tracer "
+                "(torch.func.linearize, make_fx, torch.export) cannot record it; use "
+                "torch.func.jvp or backward() instead"
+            )
         device = tensors[0].device if tensors else torch.device("cpu")
         answer = self.ask(op="apply", spec=spec, tensors=[encode(t) for t in tensors])
         return tuple(decode(t).to(device) for t in answer["tensors"])
@@ -138,6 +146,8 @@ class _Applied(torch.autograd.Function):
         tangents = [
             torch.zeros_like(x) if t is None else t for x, t in zip(inputs, tangents, strict=True)
         ]
+        if any(_legacy_batched(t) for t in tangents):  # forward-mode jacobian(vectorize=True)
+            return tuple(_forward_through_jacobians(ctx, inputs, tangents))
         spec = ["jvp", ctx.spec, len(inputs)]
         return _Applied.apply(ctx.source, spec, *inputs, *tangents)
 
@@ -151,23 +161,42 @@ def _legacy_batched(tensor) -> bool:
     return torch._C._functorch.is_legacy_batchedtensor(tensor)
 
 
+def _jacobians(ctx, inputs, j: int) -> tuple[torch.Tensor, ...]:
+    """Output j's Jacobian with respect to each input, as (its size, *the input's shape): one
+    vjp per element of the output, batched outside."""
+    count = ctx.shapes[j].numel()
+    basis = [
+        torch.eye(count, dtype=inputs[0].dtype).reshape(count, *shape)
+        if k == j
+        else torch.zeros(count, *shape, dtype=inputs[0].dtype)
+        for k, shape in enumerate(ctx.shapes)
+    ]
+    dims = [None] * len(inputs) + [0] * len(basis)
+    spec = ["vmap", ["vjp", ctx.spec, len(inputs)], dims]
+    return _Applied.apply(ctx.source, spec, *inputs, *basis)
+
+
 def _through_jacobians(ctx, inputs, cotangents) -> list[torch.Tensor]:
     """The vector-Jacobian products for cotangents batched by torch.autograd.grad's
     is_grads_batched (an older vmap, with no rule for a Function): each Jacobian asked for
-    whole (one vjp per output element, batched outside), then multiplied here by torch."""
+    whole, then multiplied here by torch."""
     grads = [torch.zeros_like(x) for x in inputs]
-    for j, (shape, cotangent) in enumerate(zip(ctx.shapes, cotangents, strict=True)):
-        count = shape.numel()
-        basis = [
-            torch.eye(count, dtype=inputs[0].dtype).reshape(count, *shape)
-            if k == j
-            else torch.zeros(count, *other, dtype=inputs[0].dtype)
-            for k, other in enumerate(ctx.shapes)
-        ]
-        dims = [None] * len(inputs) + [0] * len(basis)
-        spec = ["vmap", ["vjp", ctx.spec, len(inputs)], dims]
-        jacobians = _Applied.apply(ctx.source, spec, *inputs, *basis)
-        for i, jacobian in enumerate(jacobians):
+    for j, cotangent in enumerate(cotangents):
+        count = ctx.shapes[j].numel()
+        for i, jacobian in enumerate(_jacobians(ctx, inputs, j)):
             flat = cotangent.reshape(-1) @ jacobian.reshape(count, -1)
             grads[i] = grads[i] + flat.reshape(inputs[i].shape)
     return grads
+
+
+def _forward_through_jacobians(ctx, inputs, tangents) -> list[torch.Tensor]:
+    """The Jacobian-vector products for tangents batched by the same older vmap (the
+    forward-mode strategies of torch.autograd.functional), likewise."""
+    outputs = []
+    for j, shape in enumerate(ctx.shapes):
+        count = shape.numel()
+        total = 0
+        for tangent, jacobian in zip(tangents, _jacobians(ctx, inputs, j), strict=True):
+            total = total + jacobian.reshape(count, -1) @ tangent.reshape(-1)
+        outputs.append(total.reshape(shape))
+    return outputs

@@ -133,6 +133,13 @@ def _routes(f, x, y):
     routes["is_grads_batched"] = torch.autograd.grad(
         output, leaf, cotangents, is_grads_batched=True
     )[0]
+    forward = torch.autograd.functional.jacobian(
+        lambda t: f(t, *args[1:]), x, vectorize=True, strategy="forward-mode"
+    )
+    routes["jacobian, forward mode"] = forward
+    changed = f(leaf, *args[1:])
+    changed.mul_(2)  # changed in place before backward, as any tensor may be
+    routes["in place, then backward"] = torch.autograd.grad(changed.sum(), leaf)[0]
     with fwAD.dual_level():
         dual = fwAD.make_dual(x, torch.ones_like(x))
         routes["dual numbers"] = fwAD.unpack_dual(f(dual, *args[1:])).tangent
@@ -159,6 +166,18 @@ def test_a_handed_function_answers_every_route_of_autograd_as_the_function_itsel
         assert torch.allclose(ours[route], value, rtol=1e-9, atol=1e-12), route
 
 
+def test_a_tracer_is_told_to_call_the_function_and_broadcast_inputs_are_refused():
+    """linearize or make_fx would record the function's answers as constants, silently wrong:
+    the handle says what to use instead; inputs of different shapes are refused, so a few values
+    sent cannot ask the grading process for a product of their sizes."""
+    f, _ = RemoteFunctions.here("key").draw("test_x", 0, "elementwise")
+    with pytest.raises(TypeError, match="torch.func.jvp or backward"):
+        torch.func.linearize(f, torch.ones(3))
+    g, _ = RemoteFunctions.here("key").draw("test_x", 1, "of_two")
+    with pytest.raises(TypeError, match="one shape"):
+        g(torch.ones(4000, 1), torch.ones(1, 4000))
+
+
 def test_a_drawn_program_runs_as_often_as_asked_and_each_node_once_per_run():
     """Lesson 11's secrets: a second run past the budget, or a node asked twice in one run,
     is refused with what to do instead."""
@@ -170,3 +189,7 @@ def test_a_drawn_program_runs_as_often_as_asked_and_each_node_once_per_run():
         program.node(0, 0.31)
     with pytest.raises(TypeError, match="runs 1 time"):
         program.run([0.5001, -0.25])
+    source = RemoteFunctions.here("key")
+    source.program("test_x", 0, inputs=2, nodes=2, runs=1)
+    with pytest.raises(TypeError, match="drawn once"):  # afresh, with a budget of its own
+        source.program("test_x", 0, inputs=2, nodes=2, runs=64)
