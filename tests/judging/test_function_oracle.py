@@ -73,7 +73,6 @@ def test_the_submission_side_holds_no_term_coefficient_or_count_of_what_it_is_ha
     program's secrets and no term in any compiled graph: they are all in the oracle's process.
     Its gradients are the function's own."""
     from grader.drawn_functions import FunctionDraws
-    from grader.submission_seeds import functions_key  # noqa: F401 -- the key is the test's own
 
     asks_read, asks_write = os.pipe()
     answers_read, answers_write = os.pipe()
