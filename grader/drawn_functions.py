@@ -24,6 +24,7 @@ from collections.abc import Callable
 import torch
 
 from grader.drawn_programs import Program, draw_program
+from grader.hand_graphs import HandGraph, draw_hand_graph
 
 Parts = tuple[Callable, Callable]  # (smooth, shadow): what autograd sees, and what it does not
 SHOWN = "a function drawn at grading time"  # how labels name one: its formula is nowhere
@@ -57,6 +58,14 @@ class FunctionDraws:
         """Lesson 11's secrets of a drawn program of `inputs` inputs and `nodes` drawn nodes,
         to run `runs` times (`grader.drawn_programs`)."""
         return draw_program(random.Random(f"{self.key}/{test}/{index}"), inputs, nodes, runs)
+
+    def hand_graph(
+        self, test: str, index: int, leaves: int, size: int, steps: int, runs: int
+    ) -> HandGraph:
+        """Lesson 6's hand graph, its steps owned by the grading process (`grader.hand_graphs`),
+        to walk `runs` times."""
+        rng = random.Random(f"{self.key}/{test}/{index}")
+        return draw_hand_graph(rng, leaves=leaves, size=size, steps=steps, runs=runs)
 
 
 def drawn_function(parts: Parts, rows: int = 0) -> Callable:

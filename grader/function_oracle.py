@@ -13,6 +13,8 @@ An application is a *spec*, a JSON tree over the function (`["f", handle]`): `["
 composes them, so backward, double backward, forward mode, Hessians and vmap all reach here.
 Every spec returns a list of tensors.
 
+Lesson 6's hand graphs keep their steps here (`grader.hand_graphs`): each step's vector-Jacobian
+product is answered only in the order the exercise hands over, once per pass, the passes counted.
 Lesson 11's drawn programs keep their secrets here too (`grader.drawn_programs`): the number each
 input feeds as a constant, and nodes of a drawn function of one number, each asked once per run,
 and the runs counted here.
@@ -29,6 +31,7 @@ import torch
 
 from grader.drawn_functions import KINDS, FunctionDraws
 from grader.drawn_programs import Program
+from grader.hand_graphs import HandGraph
 
 DTYPES = {
     str(dtype).removeprefix("torch."): dtype
@@ -59,7 +62,8 @@ class FunctionOracle:
         self.draws = FunctionDraws(key)
         self.functions: list = []
         self.programs: list[Program] = []
-        self.drawn_programs: set[tuple[str, int]] = set()
+        self.graphs: list[HandGraph] = []
+        self.drawn_once: set[tuple[str, int]] = set()  # programs and graphs: drawn by their test
 
     def answer(self, ask: dict) -> dict:
         """The answer to one ask: its fields, or {"error": what the student reads}."""
@@ -73,6 +77,10 @@ class FunctionOracle:
                 return self._program(ask)
             if op == "run":
                 return {"constants": self._the_program(ask).run(_numbers(ask.get("xs")))}
+            if op == "graph":
+                return self._graph(ask)
+            if op == "step":
+                return {"tensors": [encode(self._step(ask))]}
             if op == "node":
                 at = _numbers([ask.get("at")])[0]
                 value, slope = self._the_program(ask).node(_integer(ask.get("node")), at)
@@ -84,7 +92,7 @@ class FunctionOracle:
             return {"error": str(error)[:500], "type": type(error).__name__}
 
     def _count(self) -> None:
-        if len(self.functions) + len(self.programs) >= MAX_HANDLES:
+        if len(self.functions) + len(self.programs) + len(self.graphs) >= MAX_HANDLES:
             raise Refused(f"no more than {MAX_HANDLES} drawn functions in one run")
 
     def _draw(self, ask: dict) -> dict:
@@ -105,11 +113,37 @@ class FunctionOracle:
         inputs, nodes, runs = (_integer(ask.get(name)) for name in ("inputs", "nodes", "runs"))
         if not isinstance(test, str) or len(test) > 200 or max(inputs, nodes, runs) > 64:
             raise Refused("no such drawn program")
-        if (test, index) in self.drawn_programs:  # its runs are counted once, for the run
-            raise Refused("a drawn program is drawn once, by the test that hands it over")
-        self.drawn_programs.add((test, index))
+        self._once(test, index, "program")
         self.programs.append(self.draws.program(test, index, inputs, nodes, runs))
         return {"handle": len(self.programs) - 1}
+
+    def _once(self, test: str, index: int, what: str) -> None:
+        """Its runs are counted once, for the whole run: a second draw is refused."""
+        if (test, index) in self.drawn_once:
+            raise Refused(f"a drawn {what} is drawn once, by the test that hands it over")
+        self.drawn_once.add((test, index))
+
+    def _graph(self, ask: dict) -> dict:
+        self._count()
+        test, index = ask.get("test"), _integer(ask.get("index"))
+        leaves, size, steps, runs = (
+            _integer(ask.get(name)) for name in ("leaves", "size", "steps", "runs")
+        )
+        if not isinstance(test, str) or len(test) > 200 or not 1 <= leaves <= steps <= 16:
+            raise Refused("no such drawn graph")
+        if not 1 <= size <= 8 or not 1 <= runs <= 16:
+            raise Refused("no such drawn graph")
+        self._once(test, index, "graph")
+        graph = self.draws.hand_graph(test, index, leaves, size, steps, runs)
+        self.graphs.append(graph)
+        values = [encode(value) for value in graph.values]
+        return {"handle": len(self.graphs) - 1, "seed": graph.seed, "values": values}
+
+    def _step(self, ask: dict) -> torch.Tensor:
+        handle = _integer(ask.get("handle"))
+        if handle >= len(self.graphs):
+            raise Refused("no such drawn graph")
+        return self.graphs[handle].backward(_integer(ask.get("step")), decode(ask.get("grad")))
 
     def _the_program(self, ask: dict) -> Program:
         handle = _integer(ask.get("handle"))

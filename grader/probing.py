@@ -73,13 +73,22 @@ class Draw:
         return self._random.choice(list(options))
 
     def graph(
-        self, *, leaves: int = 3, size: int = 3, steps: int = 6, hand_only: bool = False
+        self,
+        *,
+        leaves: int = 3,
+        size: int = 3,
+        steps: int = 6,
+        hand_only: bool = False,
+        runs: int = 1,
     ) -> RandomGraph:
         """A random graph with shared nodes and paths of different lengths (`random_graphs`);
-        `hand_only`: one whose gradients only a backward run by hand through its nodes gets."""
-        return random_graph(
-            self._random, leaves=leaves, size=size, steps=steps, hand_only=hand_only
-        )
+        `hand_only`: one whose steps the grading process owns (`grader.hand_graphs`), answered
+        only in the order `backward_order` hands over, `runs` passes in all."""
+        if hand_only:
+            return self._functions.graph(
+                *self._next(), leaves=leaves, size=size, steps=steps, runs=runs
+            )
+        return random_graph(self._random, leaves=leaves, size=size, steps=steps)
 
     def function(self, rows: int = 0) -> Callable:
         """A smooth elementwise function f(t) with a shadow autograd does not see

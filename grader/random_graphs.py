@@ -1,15 +1,10 @@
 """Random computation graphs for the graph exercises: shared nodes, paths of different lengths,
 nodes used twice by one operation, and nodes with several outputs.
 
-For the exercises that ask for a backward pass run by hand, through the graph's nodes and without
-`backward()` or `torch.autograd.grad`, a graph can be made *hand only*: every tensor it makes
-passes through a step node that hands a gradient on unchanged when an answer calls the node
-itself, and scales it and adds an offset, both drawn, when torch's engine calls it
-(`torch._C._current_graph_task_id`, taken at import, says whether the engine is running). So the
-engine's gradients are wrong on such a graph, by construction, and no mix of engine runs undoes
-it: what the engine returns is linear in the gradient it starts from, but with every step's
-scale applied along every path (runs from several starting gradients, subtracted, remove the
-offsets and keep the scales). Only a walk that calls the nodes gets the reference's numbers.
+For the exercises that ask for a backward pass run by hand, the grader's drawn graphs pass every
+tensor they make through a *step* (`through`): `grader.hand_graphs` makes those steps the grading
+process's own nodes, which answer only in the order the exercise hands over. `backward_order` is
+that order, the one the probes hand over and the grading process expects.
 """
 
 import random
@@ -25,32 +20,28 @@ UNARY = {
     "scale": lambda t: 0.5 * t,
 }
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}
-_ENGINE_TASK = torch._C._current_graph_task_id  # -1 unless torch's engine is running a backward
 
 
-def _call_by_hand(node, *grads):
-    """What calling a built-in node does: its backward on these gradients."""
-    return node.apply(*grads)
-
-
-def hand_only_step(rng: random.Random) -> Callable[[torch.Tensor], torch.Tensor]:
-    """An identity whose node passes a gradient on unchanged when called by hand, and, when the
-    engine calls it, scales it by 1.3 to 1.7 or 0.3 to 0.7 and adds an offset of 0.5 to 1.5 in
-    size, drawn from `rng`."""
-    scale = 1 + rng.choice([-1, 1]) * rng.uniform(0.3, 0.7)
-    offset = rng.choice([-1, 1]) * rng.uniform(0.5, 1.5)
-
-    class Step(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, tensor):
-            return tensor.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad if _ENGINE_TASK() < 0 else grad * scale + offset
-
-    Step._backward_cls.__call__ = _call_by_hand  # callable like a built-in node
-    return Step.apply
+def backward_order(output: torch.Tensor) -> list:
+    """A topological order of the graph behind `output`, from `output.grad_fn` on: a node is
+    placed once every consumer has been (consumers counted per entry of `next_functions`), the
+    last one to become ready first."""
+    waiting, todo = {output.grad_fn: 0}, [output.grad_fn]
+    while todo:
+        for child, _ in todo.pop().next_functions:
+            if child is not None:
+                if child not in waiting:
+                    todo.append(child)
+                waiting[child] = waiting.get(child, 0) + 1
+    order, ready = [], [output.grad_fn]
+    while ready:
+        order.append(ready.pop())
+        for child, _ in order[-1].next_functions:
+            if child is not None:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    ready.append(child)
+    return order
 
 
 @dataclass
@@ -64,7 +55,12 @@ class RandomGraph:
 
 
 def random_graph(
-    rng: random.Random, *, leaves: int = 3, size: int = 3, steps: int = 6, hand_only: bool = False
+    rng: random.Random,
+    *,
+    leaves: int = 3,
+    size: int = 3,
+    steps: int = 6,
+    through: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ):
     """A graph of `steps` random operations on `leaves` leaf vectors of `size` elements.
 
@@ -79,12 +75,18 @@ def random_graph(
     operation, once more in the chain, and reaches it along a short path before the long one
     (its term comes first).
 
-    With `hand_only`, every intermediate and the output pass through a `hand_only_step` (so
-    `tensor.grad_fn` is that step's node), and only a backward run by hand gets the gradients.
+    With `through`, every intermediate, `h0 * h0` and the output pass through it (a step, so that
+    `tensor.grad_fn` is the step's node), and the last node reaches the output twice, through two
+    steps added the later one first: `(through(h0 * h0) + (twin2 + twin1) + every leaf).sum()`
+    with `twin1, twin2 = through(last), through(last)`. There, the order `backward_order` hands
+    over calls twin1 before twin2 and the last node before `h0 * h0`'s step, where torch's
+    engine, which runs the node made last among those ready, calls them the other way round; and
+    every intermediate is reached through both twins.
 
     Everything is drawn from `rng`: the same seed gives the same graph.
     """
-    through = (lambda t: hand_only_step(rng)(t)) if hand_only else (lambda t: t)
+    stepped = through is not None
+    through = through or (lambda t: t)
     if steps < leaves:
         raise ValueError(f"a graph of {leaves} leaves needs {leaves} steps or more, not {steps}")
     tensors = [
@@ -138,7 +140,14 @@ def random_graph(
             name = keep(BINARY[op](*pair))
             lines.append(f"{name} = {op}({', '.join(pair_names)})")
         previous = len(nodes) - 1
-    h0 = made[0]
-    output = through((h0 * h0 + nodes[-1] + sum(tensors)).sum())
-    lines.append(f"output = (h0 * h0 + {names[-1]} + {' + '.join(names[:leaves])}).sum()")
+    h0, last, leaf_names = made[0], nodes[-1], " + ".join(names[:leaves])
+    if stepped:
+        square, twin1 = through(h0 * h0), through(last)
+        twin2 = through(last)
+        output = through((square + (twin2 + twin1) + sum(tensors)).sum())
+        lines.append(f"output = (h0 * h0 + {names[-1]} + {names[-1]} + {leaf_names}).sum()")
+        lines.append("(every tensor made passes through a drawn step)")
+    else:
+        output = (h0 * h0 + last + sum(tensors)).sum()
+        lines.append(f"output = (h0 * h0 + {names[-1]} + {leaf_names}).sum()")
     return RandomGraph(tensors, made, output, "\n".join(lines))

@@ -11,6 +11,7 @@ they compute is torch's autograd on the function's own terms, outside: nothing i
 holds a term, a coefficient or a count.
 """
 
+import random
 from collections.abc import Callable
 
 import torch
@@ -19,6 +20,7 @@ from torch.fx.experimental.proxy_tensor import get_proxy_mode
 
 from grader.drawn_functions import SHOWN, refuse
 from grader.function_oracle import FunctionOracle, decode, encode
+from grader.random_graphs import RandomGraph, random_graph
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
@@ -71,6 +73,34 @@ class RemoteFunctions:
         )
         return RemoteProgram(self, answer["handle"])
 
+    def graph(
+        self, test: str, index: int, *, leaves: int, size: int, steps: int, runs: int
+    ) -> RandomGraph:
+        """Lesson 6's hand graph (`grader.hand_graphs`), built here on the values its steps
+        make, each step a node whose backward is asked of the grading process."""
+        answer = self.ask(
+            op="graph", test=test, index=index, leaves=leaves, size=size, steps=steps, runs=runs
+        )
+        values = iter([decode(value) for value in answer["values"]])
+        made = []
+
+        def through(tensor: torch.Tensor) -> torch.Tensor:
+            made.append(None)
+            return _DrawnStep.apply(tensor, (self, answer["handle"], len(made) - 1, next(values)))
+
+        rng = random.Random(answer["seed"])
+        return random_graph(rng, leaves=leaves, size=size, steps=steps, through=through)
+
+    def step(self, handle: int, index: int, grad) -> torch.Tensor:
+        """A hand graph's step `index`: its vector-Jacobian product at `grad`."""
+        if not isinstance(grad, torch.Tensor):
+            raise TypeError(
+                f"a node takes gradient tensors, not {type(grad).__name__}: pass it the sum "
+                "of what its consumers sent it"
+            )
+        answer = self.ask(op="step", handle=handle, step=index, grad=encode(grad))
+        return decode(answer["tensors"][0]).to(grad.device)
+
     def apply(self, spec: list, tensors) -> tuple[torch.Tensor, ...]:
         """The tensors an application of a drawn function returns, on the inputs' device."""
         if get_proxy_mode() is not None or any(isinstance(t, FakeTensor) for t in tensors):
@@ -115,6 +145,24 @@ class RemoteProgram:
         """Node `index` of this run at `at`: its value and local derivative."""
         answer = self._source.ask(op="node", handle=self._handle, node=index, at=at)
         return answer["value"], answer["slope"]
+
+
+class _DrawnStep(torch.autograd.Function):
+    """A hand graph's step: the value the grading process made, and a backward asked of it."""
+
+    @staticmethod
+    def forward(ctx, tensor, where):
+        ctx.where = where[:3]
+        return where[3].clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        source, handle, index = ctx.where
+        return source.step(handle, index, grad), None
+
+
+# Callable by hand like a built-in node: the gradient for its one input.
+_DrawnStep._backward_cls.__call__ = lambda node, *grads: node.apply(*grads)[0]
 
 
 class _Applied(torch.autograd.Function):

@@ -12,6 +12,10 @@ import torch
 
 from grader.autograd_use import watch_autograd
 from grader.checks import CheckFailed, call, call_shown, check_tensor, require
+from grader.function_oracle import FunctionOracle
+from grader.hand_graphs import hand_graph_truth
+from grader.random_graphs import backward_order
+from grader.remote_functions import RemoteFunctions
 
 # Exercise 2 · Two paths, by hand
 
@@ -483,9 +487,17 @@ def check_topological_order_on_examples(topological_order) -> None:
     )
 
 
+def _drawn_graph(runs: int):
+    """A graph drawn as the tests draw theirs (`grader.hand_graphs`), its steps answered here,
+    and the same graph with its steps differentiable: the gradients a walk must give."""
+    oracle = FunctionOracle("an example drawn graph")
+    graph = RemoteFunctions(oracle.answer).graph("example", 0, leaves=3, size=3, steps=6, runs=runs)
+    return graph, hand_graph_truth(oracle.graphs[0])
+
+
 def check_manual_backward_on_examples(manual_backward) -> None:
     """Check manual_backward on out = a * (a + 1), section 1's out (with and without a .grad
-    already held), and graphs made by unbind and chunk."""
+    already held), graphs made by unbind and chunk, and a graph drawn as the tests draw theirs."""
     # out = a * (a + 1) with a = 3x, at x = 2: backward() gives x.grad = 3 * (2a + 1) = 39.
     # Keeping one path only gives 18; running a's node before both its consumers have sent
     # theirs gives 21.
@@ -556,6 +568,19 @@ def check_manual_backward_on_examples(manual_backward) -> None:
         torch.tensor([2.0, 2.0, 3.0, 3.0]),
         name="v",
     )
+    # A drawn graph: its own nodes (_DrawnStepBackward) answer only in the order handed over.
+    graph, truth = _drawn_graph(runs=1)
+    truth.output.backward()
+    run_manual_backward(
+        manual_backward, graph.output, backward_order(graph.output), "a drawn graph"
+    )
+    for i, (leaf, true) in enumerate(zip(graph.leaves, truth.leaves, strict=True)):
+        check_tensor(
+            leaf.grad,
+            true.grad,
+            f"x{i}.grad after manual_backward(a drawn graph, order)",
+            atol=1e-4,
+        )
 
 
 def check_gradient_at_on_examples(gradient_at) -> None:
@@ -608,3 +633,11 @@ def check_gradient_at_on_examples(gradient_at) -> None:
         other_output=torch.tensor(9.0),
         all_outputs=torch.tensor(21.0),
     )
+    # A drawn graph: its own nodes (_DrawnStepBackward) answer only in the order handed over.
+    graph, truth = _drawn_graph(runs=1)
+    (want,) = torch.autograd.grad(truth.output, truth.intermediates[0])
+    shown = "gradient_at(output, h0, order) for a drawn graph"
+    got = call_gradient_at(
+        gradient_at, graph.output, graph.intermediates[0], backward_order(graph.output), shown
+    )
+    check_tensor(got, want, shown, atol=1e-4)

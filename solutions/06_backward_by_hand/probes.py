@@ -3,13 +3,15 @@
 Exercises 4 to 6 receive what the exercise before computes (the consumer counts, a topological
 order) as an argument: the probes build it here, from the graph, so that each exercise is
 observed on its own. Exercises 5 and 6 ask for a backward pass run by hand, without `backward()`
-or `torch.autograd.grad`: their drawn graphs are hand only (`grader.random_graphs`), so torch's
-engine gets their gradients wrong and only a walk that calls the nodes gets them right.
+or `torch.autograd.grad`: their drawn graphs are hand graphs (`grader.hand_graphs`), whose steps
+the grading process answers only in the order handed over, once per call, an order torch's engine
+does not follow; so only a walk that calls the nodes in that order gets their gradients.
 """
 
 import torch
 
 from grader.probing import by_hand, number
+from grader.random_graphs import backward_order
 
 # Derivatives asked for by hand: each answer is read as a formula that the grader evaluates itself,
 # at points drawn for the submission (grader.judging.by_hand). {test: {function: parameter domains}}
@@ -60,8 +62,9 @@ def _chunk():
     return [v], [a, b, a2, b3], (a2 + b3).sum()
 
 
-def _graphs(draw, *, hand_only=False):
-    """Fixed graphs and two drawn ones, as (name, leaves, intermediates, output)."""
+def _graphs(draw, *, hand_only=False, runs=1):
+    """Fixed graphs and two drawn ones, as (name, leaves, intermediates, output); hand graphs
+    walked `runs` times where `hand_only`."""
     graphs = [
         ("section 1's out", *_section_1()),
         ("the diamond", *_diamond()),
@@ -70,7 +73,7 @@ def _graphs(draw, *, hand_only=False):
         ("(a * 2 + b * 3).sum() with a, b = v.chunk(2)", *_chunk()),
     ]
     for name in ["drawn graph 1", "drawn graph 2"]:
-        graph = draw.graph(hand_only=hand_only)
+        graph = draw.graph(hand_only=hand_only, runs=runs)
         graphs.append((name, graph.leaves, graph.intermediates, graph.output))
     return graphs
 
@@ -97,16 +100,7 @@ def _counts(output):
 
 def _order(output):
     """A topological order, as Exercises 5 and 6 receive it: a fresh list for each call."""
-    waiting = _counts(output)
-    order, ready = [], [output.grad_fn]
-    while ready:
-        order.append(ready.pop())
-        for child, _ in order[-1].next_functions:
-            if child is not None:
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    ready.append(child)
-    return order
+    return backward_order(output)
 
 
 def _leaf_node(consumers, leaf):
@@ -171,7 +165,7 @@ def test_manual_backward(student, observe, draw):
 
 
 def test_gradient_at(student, observe, draw):
-    for name, _, intermediates, output in _graphs(draw, hand_only=True):
+    for name, _, intermediates, output in _graphs(draw, hand_only=True, runs=2):
         if name.startswith("drawn"):
             indices = [0, draw.integer(0, len(intermediates) - 1)]
         else:

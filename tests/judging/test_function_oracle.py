@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+import torch
 
 from grader.function_oracle import MAX_ELEMENTS, FunctionOracle, encode
 from grader.sandbox import wire
@@ -22,8 +23,9 @@ SUBMISSION_SIDE = textwrap.dedent(
     """
     import gc, json, sys, types
     import torch
-    from grader import drawn_functions, drawn_programs
+    from grader import drawn_functions, drawn_programs, hand_graphs
     from grader.probing import Draw
+    from grader.random_graphs import backward_order
     from grader.remote_functions import RemoteFunctions
 
     asks, answers = map(int, sys.argv[1:3])
@@ -41,13 +43,18 @@ SUBMISSION_SIDE = textwrap.dedent(
     compiled = torch.compile(lambda t: 2 * f(t), backend=keep)(x.detach())
     program = draw.program(2, 1, runs=1)
     program.run([0.1, 0.2])
-    sources = {drawn_functions.__file__, drawn_programs.__file__}
+    graph = draw.graph(hand_only=True)
+    with torch.no_grad():
+        for node in backward_order(graph.output)[:1]:  # its first step, as a walk calls it
+            node(torch.ones_like(graph.output))
+    sources = {drawn_functions.__file__, drawn_programs.__file__, hand_graphs.__file__}
     closures = [
         o.__qualname__ for o in gc.get_objects()
         if type(o) is types.FunctionType and o.__closure__
         and o.__code__.co_filename in sources
     ]
-    programs = [o for o in gc.get_objects() if type(o) is drawn_programs.Program]
+    secrets = (drawn_programs.Program, hand_graphs.HandGraph, hand_graphs.Step)
+    programs = [o for o in gc.get_objects() if type(o) in secrets]
     print(json.dumps({
         "grad": x.grad.tolist(), "hessian": hessian.diagonal().tolist(),
         "compiled": compiled.tolist(), "recorded": recorded,
@@ -69,8 +76,9 @@ def _serve(oracle: FunctionOracle, asks: int, answers: int) -> None:
 
 def test_the_submission_side_holds_no_term_coefficient_or_count_of_what_it_is_handed():
     """A process that draws, backpropagates, takes a Hessian and compiles a drawn function (with a
-    backend of its own that records every operation) finds no closure of a drawn function, no
-    program's secrets and no term in any compiled graph: they are all in the oracle's process.
+    backend of its own that records every operation), walks a hand graph, then finds no closure
+    of a drawn function, no program's secrets, no hand graph's steps and no term in any compiled
+    graph: they are all in the oracle's process.
     Its gradients are the function's own."""
     from grader.drawn_functions import FunctionDraws
 
@@ -90,7 +98,6 @@ def test_the_submission_side_holds_no_term_coefficient_or_count_of_what_it_is_ha
     os.close(answers_write)
     assert seen["closures"] == [] and seen["programs"] == 0
     assert not any(term in seen["recorded"] for term in ("aten.sin", "<built-in method sin"))
-    import torch
 
     f, _ = FunctionDraws("5").draw("test_x", 0, "elementwise")
     g, _ = FunctionDraws("5").draw("test_x", 1, "convex")
@@ -126,6 +133,14 @@ def test_the_submission_side_holds_no_term_coefficient_or_count_of_what_it_is_ha
         },
         {"op": "run", "handle": 0, "xs": [float("nan")]},
         {"op": "node", "handle": 3, "node": 0, "at": 1.0},
+        {"op": "graph", "test": "t", "index": 0, "leaves": 3, "size": 3, "steps": 99, "runs": 1},
+        {"op": "graph", "test": "t", "index": 0, "leaves": 3, "size": 3, "steps": 6, "runs": 0},
+        {"op": "step", "handle": 0, "step": 0, "grad": {"dtype": "float32", "shape": []}},
+        {"op": "step", "handle": 1, "step": 0, "grad": encode(torch.ones(()))},
+        {"op": "step", "handle": 0, "step": 99, "grad": encode(torch.ones(()))},
+        {"op": "step", "handle": 0, "step": 0, "grad": encode(torch.ones(3))},
+        {"op": "step", "handle": 0, "step": 0, "grad": encode(torch.ones((), dtype=torch.int64))},
+        {"op": "step", "handle": 0, "step": 1, "grad": encode(torch.ones(3))},
     ],
 )
 def test_the_oracle_answers_a_hostile_ask_with_an_error_never_an_exception(ask):
@@ -133,6 +148,9 @@ def test_the_oracle_answers_a_hostile_ask_with_an_error_never_an_exception(ask):
     grading process goes on."""
     oracle = FunctionOracle("key")
     oracle.answer({"op": "draw", "family": "elementwise", "test": "t", "index": 0})
+    graph = {"test": "g", "index": 0, "leaves": 3, "size": 3, "steps": 6, "runs": 1}
+    assert "seed" in oracle.answer({"op": "graph", **graph})
+    assert "error" in oracle.answer({"op": "graph", **graph})  # drawn once
     deep = ["f", 0]
     for _ in range(20):
         deep = ["vjp", deep, 1]
@@ -153,7 +171,6 @@ def test_the_oracle_draws_no_more_than_its_limit_of_functions():
 def test_asks_are_answered_and_a_flood_unread_or_without_functions_gets_no_grade():
     """An ask is answered on the request pipe; asks whose answers pile up unread past the limit,
     or asks where no function was drawn, break the channel's rules."""
-    import torch
 
     read, write = os.pipe()
     os.set_blocking(write, False)
