@@ -197,10 +197,25 @@ def _of_one_shape(function, *inputs) -> tuple:
 
 def _vjp(inner, n: int):
     def vjp(*args):
-        _, pull = torch.func.vjp(inner, *args[:n])
-        return tuple(pull(tuple(args[n:])))
+        if torch._C._are_functorch_transforms_active() or not _all_float(args):
+            _, pull = torch.func.vjp(inner, *args[:n])
+            return tuple(pull(tuple(args[n:])))
+        # Outside a transform, torch.autograd.grad gives the same numbers at less cost.
+        nested = any(a.requires_grad for a in args)  # an outer vjp differentiates this one
+        xs = [a if a.requires_grad else a.detach().requires_grad_() for a in args[:n]]
+        return _grads(inner(*xs), xs, args[n:], nested)
 
     return vjp
+
+
+def _grads(outputs, inputs, cotangents, nested: bool) -> tuple:
+    return torch.autograd.grad(
+        outputs, inputs, cotangents, create_graph=nested, allow_unused=True, materialize_grads=True
+    )
+
+
+def _all_float(tensors) -> bool:
+    return all(t.is_floating_point() for t in tensors)
 
 
 def _jvp(inner, n: int):
@@ -209,9 +224,15 @@ def _jvp(inner, n: int):
     reference evaluates its drawn functions in the solution's process)."""
 
     def jvp(*args):
-        out, pull = torch.func.vjp(inner, *args[:n])
-        _, pull_back = torch.func.vjp(lambda *u: pull(u), *(torch.zeros_like(o) for o in out))
-        return tuple(pull_back(tuple(args[n:])))
+        if torch._C._are_functorch_transforms_active() or not _all_float(args):
+            out, pull = torch.func.vjp(inner, *args[:n])
+            _, pull_back = torch.func.vjp(lambda *u: pull(u), *(torch.zeros_like(o) for o in out))
+            return tuple(pull_back(tuple(args[n:])))
+        nested = any(a.requires_grad for a in args)
+        xs = [a if a.requires_grad else a.detach().requires_grad_() for a in args[:n]]
+        out = inner(*xs)
+        us = [torch.zeros_like(o, requires_grad=True) for o in out]
+        return _grads(_grads(out, xs, us, True), us, args[n:], nested)
 
     return jvp
 
