@@ -21,9 +21,15 @@ and the runs counted here.
 
 Whatever the submission sends is untrusted: each ask is checked for kind, size and depth, and a
 bad one gets an error (the message a student reads), never an exception in the grading process.
+A draw's settings (a function's row limit, a graph's or a program's number of runs) come from the
+probe's ask, which the submission's process sends and could rewrite: the oracle answers it and
+keeps a ledger of what each test drew with which settings (`drawn`), and the judge compares that
+ledger with the one the reference's own run kept (`grader.judging.verdict`), so a draw asked with
+other settings than the test's costs the test its points.
 """
 
 import base64
+import json
 import math
 from functools import partial
 
@@ -64,6 +70,7 @@ class FunctionOracle:
         self.programs: list[Program] = []
         self.graphs: list[HandGraph] = []
         self.drawn_once: set[tuple[str, int]] = set()  # programs and graphs: drawn by their test
+        self.ledger: dict[str, list] = {}  # by test: [index, settings] of each draw answered
 
     def answer(self, ask: dict) -> dict:
         """The answer to one ask: its fields, or {"error": what the student reads}."""
@@ -91,6 +98,16 @@ class FunctionOracle:
         except Exception as error:  # what torch says of the inputs it was sent, as it says it
             return {"error": str(error)[:500], "type": type(error).__name__}
 
+    def drawn(self, test: str) -> list:
+        """What `test` drew here, as [index, settings] pairs in the order they were asked."""
+        return list(self.ledger.get(test, []))
+
+    def _record(self, ask: dict, *names: str) -> None:
+        settings = {name: ask.get(name) for name in ("op", *names)}
+        self.ledger.setdefault(ask["test"], []).append(
+            [ask["index"], json.dumps(settings, sort_keys=True)]
+        )
+
     def _count(self) -> None:
         if len(self.functions) + len(self.programs) + len(self.graphs) >= MAX_HANDLES:
             raise Refused(f"no more than {MAX_HANDLES} drawn functions in one run")
@@ -105,6 +122,7 @@ class FunctionOracle:
             raise Refused("no such drawn function")
         function, outputs = self.draws.draw(test, _integer(ask.get("index")), kind, size, rows)
         self.functions.append(function)
+        self._record(ask, "family", "size", "rows")
         return {"handle": len(self.functions) - 1, "outputs": outputs}
 
     def _program(self, ask: dict) -> dict:
@@ -115,6 +133,7 @@ class FunctionOracle:
             raise Refused("no such drawn program")
         self._once(test, index, "program")
         self.programs.append(self.draws.program(test, index, inputs, nodes, runs))
+        self._record(ask, "inputs", "nodes", "runs")
         return {"handle": len(self.programs) - 1}
 
     def _once(self, test: str, index: int, what: str) -> None:
@@ -136,6 +155,7 @@ class FunctionOracle:
         self._once(test, index, "graph")
         graph = self.draws.hand_graph(test, index, leaves, size, steps, runs)
         self.graphs.append(graph)
+        self._record(ask, "leaves", "size", "steps", "runs")
         values = [encode(value) for value in graph.values]
         return {"handle": len(self.graphs) - 1, "seed": graph.seed, "values": values}
 

@@ -37,9 +37,10 @@ def _try(runner, sources, places, answer, probes, seed) -> dict:
     """In a fork: the answer in its cell's place, the cells up to its test, then the probe,
     whose drawn functions this process serves, as the grading process does
     (`grader.function_oracle`): the fork holds handles only."""
-    from grader.probing import Drawing, run_probe
+    from grader.function_oracle import FunctionOracle
+    from grader.probing import Drawing, run_probe, with_drawn
     from grader.remote_functions import RemoteFunctions
-    from grader.submission_seeds import inputs_seed
+    from grader.submission_seeds import functions_key, inputs_seed
 
     read, write = os.pipe()
     asks_read, asks_write = os.pipe()
@@ -61,22 +62,22 @@ def _try(runner, sources, places, answer, probes, seed) -> dict:
         os._exit(0)
     for fd in (write, asks_write, answers_read):
         os.close(fd)
-    text = _serve_until_reported(read, asks_read, answers_write, seed)
+    oracle = FunctionOracle(functions_key(seed))
+    text = _serve_until_reported(read, asks_read, answers_write, oracle)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
         return {"died": f"the answer ran over {ANSWER_SECONDS} s"}
     if not text:
         return {"died": f"the answer's run ended without a report (wait status {status})"}
-    return json.loads(text)
+    run = json.loads(text)
+    return {**run, "observed": with_drawn(run["observed"], oracle, answer["test"])}
 
 
-def _serve_until_reported(report: int, asks: int, answers: int, seed: int) -> str:
+def _serve_until_reported(report: int, asks: int, answers: int, oracle) -> str:
     """Answer the fork's asks of its drawn functions until its report has come; the report."""
-    from grader.function_oracle import FunctionOracle
     from grader.sandbox import wire
-    from grader.submission_seeds import functions_key
 
-    oracle, chunks, watched = FunctionOracle(functions_key(seed)), [], [report, asks]
+    chunks, watched = [], [report, asks]
     while report in watched:
         ready, _, _ = select.select(watched, [], [])
         if asks in ready:

@@ -180,6 +180,11 @@ def autograde_notebook(
         report.detail = f"{report.detail}; {left}" if report.detail else left
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, seed) if probes else {}
+    if oracle is not None:  # what the probes drew, as this process answered it, comes first
+        from grader.probing import with_drawn
+
+        drawn = {test: with_drawn(items, oracle, test) for test, items in report.probes.items()}
+        report.probes = drawn
     with timings.step("nbgrader steps"):
         apply_run(nb, report, config)
         for step in AFTER_RUN:

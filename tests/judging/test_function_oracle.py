@@ -190,3 +190,29 @@ def test_asks_are_answered_and_a_flood_unread_or_without_functions_gets_no_grade
     os.close(read)
     os.close(write)
     assert ReportWatch(Limits(), {})._take(draw) is not None
+
+
+def test_a_draw_asked_with_other_settings_than_the_tests_costs_the_test():
+    """The grading process keeps what each test drew with which settings: a run whose probe's
+    asks were rewritten (more passes of a graph, no row limit) differs from the reference's
+    run there, and the judge says so first; a run that stopped before its last draw does not."""
+    from grader.judging.verdict import verdict
+    from grader.probing import DRAWN, with_drawn
+
+    graph = {"op": "graph", "test": "t", "index": 0, "leaves": 3, "size": 3, "steps": 6}
+    loss = {"op": "draw", "family": "elementwise", "test": "t", "index": 1, "size": 0}
+    runs = {}
+    for name, asks in {
+        "reference": [{**graph, "runs": 1}, {**loss, "rows": 2}],
+        "more passes": [{**graph, "runs": 16}, {**loss, "rows": 2}],
+        "no row limit": [{**graph, "runs": 1}, {**loss, "rows": 0}],
+        "drawn twice": [{**graph, "runs": 1}, {**loss, "rows": 0}, {**loss, "rows": 2}],
+        "stopped early": [{**graph, "runs": 1}],
+    }.items():
+        oracle = FunctionOracle("key")
+        assert all("error" not in oracle.answer(ask) for ask in asks)
+        runs[name] = with_drawn([["w.grad", [1.0], {"rtol": 0, "atol": 0}]], oracle, "t")
+    reference = runs.pop("reference")
+    assert verdict(reference, runs.pop("stopped early")) is None
+    for name, run in runs.items():
+        assert verdict(reference, run).startswith(DRAWN), name
