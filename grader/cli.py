@@ -102,6 +102,7 @@ def _collect(args) -> int:
     run = collect(
         args.source, _course(args), args.lesson, args.pattern, args.time_zone,
         replace_by_name=args.replace_by_name, other_platform=args.other_platform,
+        worksheet=args.worksheet,
     )  # fmt: skip
     for line in run.lines():
         print(terminal_safe(line))
@@ -303,6 +304,13 @@ def parser() -> argparse.ArgumentParser:
         "--other-platform",
         action="store_true",
         help="take a download of another platform than the one the course's roster came from",
+    )
+    col.add_argument(
+        "--worksheet",
+        type=Path,
+        metavar="CSV",
+        help="Moodle's grading worksheet of the assignment: its participant numbers tell apart"
+        " students who share a name",
     )
     col.add_argument("--course-dir", type=Path, help=COURSE_HELP)
 

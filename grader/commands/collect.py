@@ -42,7 +42,8 @@ from grader.compat import UTC
 from grader.course import Course, lessons
 from grader.lms.archive import COPY_TIME, Entry, Export, ExportError
 from grader.lms.exports import NOTEBOOK, PLATFORMS, Claim, Layout, Pattern, detect
-from grader.lms.matching import NAME, Ambiguous, doubt, match_student
+from grader.lms.feedback_bundle import moodle_ids
+from grader.lms.matching import NAME, Ambiguous, doubt, full_names, match_student, plain
 from grader.lms.notebook_identity import best_fit, cells_of, known_notebooks, mismatch
 from grader.lms.roster import Student, class_list, id_problem, load_roster_platform
 from grader.lms.sources import Sources
@@ -192,6 +193,7 @@ def collect(
     *,
     replace_by_name: bool = False,
     other_platform: bool = False,
+    worksheet: Path | None = None,
 ) -> CollectRun:
     """Place every submission found in `source` (a zip archive or a folder) into the course.
 
@@ -206,11 +208,15 @@ def collect(
     rejected, naming what it is (`grader.lms.notebook_identity`). A file matched to its student
     by name alone never replaces what that student already has in the course unless
     `replace_by_name`: nothing of theirs for that lesson is changed, and the reason says so.
+    `worksheet`: Moodle's grading worksheet of the assignment, whose participant numbers (the
+    numbers in the download's names) tell apart students who share a name.
     """
     if lesson is not None:
         course.known([lesson])
     given = Pattern(pattern) if pattern else None
     collector = _Collector(course, lesson, _Clock(course, timezone), replace_by_name)
+    if worksheet is not None:
+        collector.participants = _participants(Path(worksheet), collector.students)
     with Export(Path(source)) as export:
         layout, evidence = (given, given.signature) if given else detect(export)
         if not other_platform:
@@ -237,6 +243,18 @@ def collect(
                 found.append(outcome)
         collector.place(found, export, run)
     return run
+
+
+def _participants(worksheet: Path, students: list[Student]) -> dict[str, Student]:
+    """Moodle's participant number -> student, from the assignment's grading worksheet
+    (matched by email, else by a full name no two students share)."""
+    if not worksheet.is_file() or worksheet.suffix.lower() != ".csv":
+        raise ValueError(
+            f"{worksheet}: not a CSV file: give Moodle's grading worksheet (View all submissions"
+            " > Grading action > Download grading worksheet)"
+        )
+    by_id = {student.id: student for student in students}
+    return {number: by_id[sid] for sid, number in moodle_ids(worksheet, students).items()}
 
 
 def _same_platform(source: Path, layout: Layout, course: Course) -> None:
@@ -364,6 +382,7 @@ class _Collector:
         self.downloads = _Downloads(course.root / "collect_backup" / "download_times.json")
         self.sources = Sources(course.root)
         self.download_time = ""  # where every entry carries the download's time (_one_entry_time)
+        self.participants: dict[str, Student] = {}  # Moodle's participant number -> student
 
     def examine(self, entry: Entry, export: Export, layout: Layout) -> "_Found | Rejected | Read":
         """What `entry` is: a submission to place, a record of the platform, or neither, why."""
@@ -422,6 +441,14 @@ class _Collector:
 
     def _student(self, claim: Claim, layout: Layout) -> tuple[Student | None, str, str]:
         """(the student, "", the name matched where nothing else did) or (None, why, "")."""
+        listed = self.participants.get(claim.submitter) if layout.name == "Moodle" else None
+        if listed is not None:  # the worksheet's participant, whose name must be the file's
+            if any(plain(name) in full_names(listed) for name in claim.names):
+                return listed, "", ""
+            return None, (
+                f"{claim.seems}? the worksheet's participant {claim.submitter} is"
+                f" {listed.full_name} ({listed.id}): is the worksheet of another assignment?"
+            ), ""  # fmt: skip
         if self.students:
             found, how = match_student(claim, self.students, layout.tell_apart)
             if isinstance(found, Ambiguous):

@@ -143,7 +143,8 @@ class Moodle(Layout):
     signature = "Full Name_participantid_assignsubmission_file_/file"
     tell_apart = (
         "Moodle's number in the name is the assignment's participant number, on no roster:"
-        f" {BY_HAND}"
+        " collect again with --worksheet and the assignment's grading worksheet (View all"
+        f" submissions > Grading action > Download grading worksheet), or {BY_HAND}"
     )
     PART = re.compile(
         r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<rest>.*))?$"

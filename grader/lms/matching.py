@@ -39,7 +39,7 @@ def _squashed_forms(student: Student) -> set[str]:
 
 
 @cache
-def _full_names(student: Student) -> set[str]:
+def full_names(student: Student) -> set[str]:
     first, last = plain(student.first_name), plain(student.last_name)
     if not first or not last:
         return {plain(student.full_name)} - {""}
@@ -88,7 +88,7 @@ def match_student(
         ("SIS id", lambda s: bool(s.sis_id) and s.sis_id.casefold() in folded),
         ("email", lambda s: any(_email_matches(s.email, token) for token in tokens)),
         (NUMBER, lambda s: any(n in (s.lms_id, s.sis_id, s.id) for n in claim.numbers if n)),
-        (NAME, lambda s: bool(names & _full_names(s))),
+        (NAME, lambda s: bool(names & full_names(s))),
         (NAME, lambda s: bool(squashed) and squashed in _squashed_forms(s)),
     ]
     for what, matches in steps:
@@ -113,9 +113,9 @@ def _number_and_name_agree(
 ) -> Student | str:
     """`student`, whom a number in the file's name gives, unless its name is someone else's
     on the roster (the number may be the platform's submission number): then why not."""
-    if names & _full_names(student):
+    if names & full_names(student):
         return student
-    others = [s.id for s in students if s is not student and names & _full_names(s)]
+    others = [s.id for s in students if s is not student and names & full_names(s)]
     if not others:
         return student
     return (

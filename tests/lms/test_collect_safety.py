@@ -302,3 +302,41 @@ def test_released_lessons_are_known_by_their_own_cells(course, tmp_path):
         f"amartin1: its nbgrader cells are {first}'s {first}.ipynb, not {third}'s {third}.ipynb,"
         f" though its name says {third}: place it by hand if it is {third}'s"
     )
+
+
+def test_moodle_participant_numbers_from_the_grading_worksheet_tell_students_of_one_name_apart(
+    course, tmp_path
+):
+    """Two students named Anne Martin: without the worksheet their files are refused, and the
+    hint names --worksheet; with it, each file goes to the student its participant number is
+    (by email); a number the worksheet gives someone of another name (a worksheet of another
+    assignment) is refused."""
+    rows = [dict(row, email=f"{row['id']}@uni.example") for row in ROSTER]
+    with open(course.root / "roster.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    folder = "Anne Martin_{}_assignsubmission_file_/problem1.ipynb"
+    members = [(folder.format(n), _notebook(PS7, f"participant {n}")) for n in (201, 202)]
+    export = _zip(tmp_path / "moodle.zip", members)
+    run = collect(export, course, lesson="ps7", timezone="UTC")
+    assert not run.placed and all("--worksheet" in r.reason for r in run.rejected)
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        "Identifier,Full name,Email address\n"
+        "Participant 201,Anne Martin,amartin2@uni.example\n"
+        "Participant 202,Anne Martin,amartin1@uni.example\n"
+        "Participant 203,John Smith,jsmith@uni.example\n",
+        encoding="utf-8",
+    )
+    args = ["--lesson", "ps7", "--time-zone", "UTC", "--course-dir", str(course.root)]
+    assert main(["collect", str(export), "--worksheet", str(worksheet), *args]) == 0
+    for student, number in (("amartin2", 201), ("amartin1", 202)):
+        placed = course.submission(student, "ps7") / "problem1.ipynb"
+        assert json.loads(placed.read_text())["metadata"]["tag"] == f"participant {number}"
+    other = _zip(tmp_path / "other.zip", [(folder.format(203), _notebook(PS7))])
+    run = collect(other, course, lesson="ps7", timezone="UTC", worksheet=worksheet)
+    assert run.rejected[0].reason == (
+        "Anne Martin? the worksheet's participant 203 is John Smith (jsmith): is the worksheet"
+        " of another assignment?"
+    )

@@ -705,7 +705,8 @@ def test_brightspace_date_that_cannot_be_read_is_named(course, tmp_path):
 
 def test_a_file_two_students_match_says_what_to_do(course, tmp_path):
     """Two students on the roster of the file's name: the reason names both and says how to
-    place it: by hand, where (Moodle's participant number is on no roster: no --pattern)."""
+    place it: with the grading worksheet (--worksheet), or by hand, where (Moodle's participant
+    number is on no roster: no --pattern)."""
     export = _zip(tmp_path / "moodle.zip", [
         (f"Anne Martin_105_assignsubmission_file_/{L3}.ipynb", _notebook("a"),
          (2026, 10, 5, 12, 0, 0)),
@@ -714,6 +715,7 @@ def test_a_file_two_students_match_says_what_to_do(course, tmp_path):
     assert rejected.reason == (
         "Anne Martin? 2 students on the roster have this name: amartin1 (Anne Martin),"
         " amartin2 (Anne Martin); Moodle's number in the name is the assignment's participant"
-        " number, on no roster: place the file by hand in"
-        f" submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
+        " number, on no roster: collect again with --worksheet and the assignment's grading"
+        " worksheet (View all submissions > Grading action > Download grading worksheet), or"
+        f" place the file by hand in submitted/<amartin1|amartin2>/{L3}/{L3}.ipynb"
     )
