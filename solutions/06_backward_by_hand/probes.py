@@ -13,6 +13,14 @@ import torch
 from grader.probing import by_hand, number
 from grader.random_graphs import backward_order
 
+# The walks by hand: what the grading process answers makes the order and the sum at its own
+# nodes inevitable (grader.hand_graphs); an answer that starts torch's engine for the products
+# of torch's nodes between them is flagged for the instructor (grader.judging.routes.no_engine).
+HOW = {
+    "test_manual_backward": {"manual_backward": ["without torch's engine"]},
+    "test_gradient_at": {"gradient_at": ["without torch's engine"]},
+}
+
 # Derivatives asked for by hand: each answer is read as a formula that the grader evaluates itself,
 # at points drawn for the submission (grader.judging.by_hand). {test: {function: parameter domains}}
 BY_HAND = {

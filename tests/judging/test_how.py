@@ -21,9 +21,10 @@ from grader.judging.reference import probes_file
 from grader.judging.rules import judge_source
 
 ALTERNATIVES = Path(__file__).parent.parent / "lessons" / "alternative_answers"
-L3, L5, L7, L10, L11 = (
+L3, L5, L6, L7, L10, L11 = (
     "03_backward_and_scalar_outputs",
     "05_gradients_at_work",
+    "06_backward_by_hand",
     "07_stopping_and_shaping_gradients",
     "10_branches_and_kinks",
     "11_an_engine_of_your_own",
@@ -75,6 +76,7 @@ def test_every_lesson_has_rules_read_from_its_probes_and_tests():
     assert found[routes.BY_HAND] == {(L3, "unbroadcast"), (L5, "central_difference")}
     assert (L3, "error_grad") in found[routes.USING_AUTOGRAD]
     assert found[routes.WITH_A_HOOK] == {(L7, "clipped_gradient")}
+    assert found[routes.WITHOUT_THE_ENGINE] == {(L6, "manual_backward"), (L6, "gradient_at")}
     assert len(found[routes.USING_AUTOGRAD]) >= 12
 
 
@@ -132,6 +134,19 @@ def _solution_source(lesson: str, cell: str) -> str:
     return next(c.source for c in nb.cells if grade_id(c) == cell)
 
 
+# Lesson 6's drawn steps called by hand in order, torch's engine run between them: the grading
+# process sees a right walk of its own nodes, and values cannot tell it from one by hand.
+SEGMENTS_BY_THE_ENGINE = """from torch.autograd.graph import GradientEdge
+
+
+def manual_backward(output, order):
+    steps = [n for n in order if hasattr(n, "where")]
+    for step in steps:
+        child, slot = step.next_functions[0]
+        torch.autograd.grad(GradientEdge(child, slot), [], step(torch.ones(())))
+"""
+
+
 def test_route_rules_are_flagged_for_the_instructor_never_zeroed():
     """A result with no autograd where the exercise asks for it, an optimizer where the solution
     has none, a backward of its own where autograd must differentiate as written: each is told
@@ -146,6 +161,8 @@ def test_route_rules_are_flagged_for_the_instructor_never_zeroed():
             "def unit_rows(v):\n    return _Unit.apply(v)\n",
         ),
         (L11, "gradients", TORCH_ENGINE),
+        (L6, "manual_backward", SEGMENTS_BY_THE_ENGINE),
+        (L6, "gradient_at", "def gradient_at(output, tensor, order):\n    tensor.retain_grad()\n"),
     ]
     for lesson, cell, answer in cases:
         reading = _read(lesson, {cell: answer})

@@ -12,6 +12,7 @@ readings here only tell the instructor where to look; a reading of arbitrary cod
 from grader.judging.routes import (
     as_written,
     no_autograd,
+    no_engine,
     no_torch,
     optimizers,
     using_autograd,
@@ -23,6 +24,7 @@ AS_WRITTEN = "differentiated as written"  # no gradient of its own: no Function,
 WITH_OR_WITHOUT_AN_OPTIMIZER = "with or without an optimizer, as the solution"
 WITH_AN_OPTIMIZER, WITHOUT_AN_OPTIMIZER = "with an optimizer", "without an optimizer"
 WITHOUT_TORCH = "without torch"  # an engine of the student's own, in plain Python
+WITHOUT_THE_ENGINE = "without torch's engine"  # a backward pass walked by hand
 
 FLAGS = {
     BY_HAND: no_autograd.flag,  # by-hand work that is no formula: a gradient summed to a shape
@@ -32,6 +34,7 @@ FLAGS = {
     WITH_AN_OPTIMIZER: optimizers.flag_without_one,
     WITHOUT_AN_OPTIMIZER: optimizers.flag_one,
     WITHOUT_TORCH: no_torch.flag,
+    WITHOUT_THE_ENGINE: no_engine.flag,
 }
 DECLARED = {
     BY_HAND,
@@ -40,4 +43,5 @@ DECLARED = {
     AS_WRITTEN,
     WITH_OR_WITHOUT_AN_OPTIMIZER,
     WITHOUT_TORCH,
+    WITHOUT_THE_ENGINE,
 }
