@@ -67,6 +67,7 @@ class FunctionOracle:
     def __init__(self, key: str):
         self.draws = FunctionDraws(key)
         self.functions: list = []
+        self.rows: list[int] = []  # each function's limit of values per call (0: none)
         self.programs: list[Program] = []
         self.graphs: list[HandGraph] = []
         self.drawn_once: set[tuple[str, int]] = set()  # programs and graphs: drawn by their test
@@ -122,6 +123,7 @@ class FunctionOracle:
             raise Refused("no such drawn function")
         function, outputs = self.draws.draw(test, _integer(ask.get("index")), kind, size, rows)
         self.functions.append(function)
+        self.rows.append(rows)
         self._record(ask, "family", "size", "rows")
         return {"handle": len(self.functions) - 1, "outputs": outputs}
 
@@ -179,6 +181,13 @@ class FunctionOracle:
         inputs = [decode(t) for t in tensors]
         if sum(t.numel() for t in inputs) > MAX_TOTAL:
             raise Refused(f"a drawn function takes at most {MAX_TOTAL} values in one call")
+        limit = self.rows[_innermost(ask["spec"])]
+        largest = max((t.numel() for t in inputs), default=0)
+        if limit and largest > limit:  # a batch (vmap) counts whole, as one call
+            raise ValueError(
+                f"this function takes at most {limit} values at a time, but it was given "
+                f"{largest}: call it on one chunk at a time"
+            )
         with torch.enable_grad():
             out = function(*inputs)
         return [t.detach() for t in out]
@@ -204,6 +213,13 @@ class FunctionOracle:
             dims = tuple(None if d is None else _integer(d) for d in spec[2])
             return lambda *args: tuple(torch.func.vmap(inner, in_dims=dims)(*args))
         raise Refused("no such application of a drawn function")
+
+
+def _innermost(spec) -> int:
+    """The handle of the function a (checked) spec applies."""
+    while spec[0] != "f":
+        spec = spec[1]
+    return spec[1]
 
 
 def _of_one_shape(function, *inputs) -> tuple:

@@ -216,3 +216,18 @@ def test_a_draw_asked_with_other_settings_than_the_tests_costs_the_test():
     assert verdict(reference, runs.pop("stopped early")) is None
     for name, run in runs.items():
         assert verdict(reference, run).startswith(DRAWN), name
+
+
+def test_a_row_limit_counts_a_batched_call_whole():
+    """A loss that takes at most 3 values at a time refuses them under vmap too (each sample
+    alone would pass the function's own check): the whole batch is one call."""
+    from grader.remote_functions import RemoteFunctions
+
+    oracle = FunctionOracle("key")
+    phi, _ = RemoteFunctions(oracle.answer).draw("t", 0, "elementwise", rows=3)
+    chunk = torch.ones(3, requires_grad=True)
+    phi(chunk).sum().backward()
+    assert chunk.grad.shape == (3,)
+    with pytest.raises(ValueError, match="at most 3 values at a time, but it was given 8"):
+        torch.func.vmap(lambda row: phi(row[None]).sum())(torch.ones(8, 1))
+    assert oracle.rows == [3]
