@@ -81,12 +81,11 @@ class RemoteFunctions:
         answer = self.ask(
             op="graph", test=test, index=index, leaves=leaves, size=size, steps=steps, runs=runs
         )
-        values = iter([decode(value) for value in answer["values"]])
-        made = []
+        steps = enumerate(decode(value) for value in answer["values"])  # in the order made
 
         def through(tensor: torch.Tensor) -> torch.Tensor:
-            made.append(None)
-            return _DrawnStep.apply(tensor, (self, answer["handle"], len(made) - 1, next(values)))
+            index, value = next(steps)
+            return _DrawnStep.apply(tensor, (self, answer["handle"], index, value))
 
         rng = random.Random(answer["seed"])
         return random_graph(rng, leaves=leaves, size=size, steps=steps, through=through)
