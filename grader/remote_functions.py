@@ -81,10 +81,10 @@ class RemoteFunctions:
         answer = self.ask(
             op="graph", test=test, index=index, leaves=leaves, size=size, steps=steps, runs=runs
         )
-        steps = enumerate(decode(value) for value in answer["values"])  # in the order made
+        made = enumerate(decode(value) for value in answer["values"])  # in the order made
 
         def through(tensor: torch.Tensor) -> torch.Tensor:
-            index, value = next(steps)
+            index, value = next(made)
             return _DrawnStep.apply(tensor, (self, answer["handle"], index, value))
 
         rng = random.Random(answer["seed"])
