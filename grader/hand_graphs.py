@@ -67,7 +67,12 @@ class HandGraph:
         """Step `index`'s vector-Jacobian product at `grad`, if it is asked for in order."""
         if not 0 <= index < len(self.steps):
             raise TypeError("no such node of the drawn graph")
-        place = self.positions[index]
+        step, place = self.steps[index], self.positions[index]
+        if grad.shape != step.at.shape or not grad.is_floating_point():  # before a pass counts
+            raise TypeError(
+                f"this node takes the gradient of the tensor it made, of shape "
+                f"{tuple(step.at.shape)}, not {grad.dtype} of shape {tuple(grad.shape)}"
+            )
         if place == 0:
             if self.started >= self.runs:
                 raise TypeError(
@@ -77,12 +82,6 @@ class HandGraph:
             self.started += 1
         elif self.last is None or place <= self.last:
             raise TypeError(ORDER)
-        step = self.steps[index]
-        if grad.shape != step.at.shape or not grad.is_floating_point():
-            raise TypeError(
-                f"this node takes the gradient of the tensor it made, of shape "
-                f"{tuple(step.at.shape)}, not {grad.dtype} of shape {tuple(grad.shape)}"
-            )
         self.last = place
         return step.vjp(grad.to(torch.float64)).to(grad.dtype)
 

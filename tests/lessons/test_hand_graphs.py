@@ -83,6 +83,8 @@ def test_a_pass_asks_each_step_once_and_the_passes_are_counted():
     """A step asked twice in one pass, a pass that starts below the output's step, and a pass
     past the number the test runs are refused; the answers name what to do."""
     graph, _ = _hand_graph("key", runs=1)
+    with torch.no_grad(), pytest.raises(TypeError, match="of shape"):
+        graph.output.grad_fn(torch.ones(99))  # a wrong gradient costs no pass
     order = backward_order(graph.output)
     steps = [node for node in order if type(node).__name__ == "_DrawnStepBackward"]
     with torch.no_grad(), pytest.raises(TypeError, match="order handed"):
