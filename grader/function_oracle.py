@@ -323,3 +323,14 @@ def _numbers(values) -> list[float]:
     if not all(type(v) in (int, float) and math.isfinite(v) for v in values):
         raise Refused("a drawn program takes finite numbers")
     return [float(v) for v in values]
+
+
+DRAWN = "the settings the test drew its functions with"  # the oracle's ledger, first of all
+
+
+def with_drawn(items, oracle: FunctionOracle, grade_id: str):
+    """A probe's observations with what the oracle answered its draws first: the judge compares
+    the settings with those of the reference's draws (`grader.judging.verdict`)."""
+    if not isinstance(items, list):  # a report that is no list of observations stays as it is
+        return items
+    return [[DRAWN, oracle.drawn(grade_id), {"drawn": True}], *items]

@@ -19,7 +19,7 @@ import numpy
 import torch
 
 from grader.autograd_use import watch_autograd
-from grader.function_oracle import FunctionOracle
+from grader.function_oracle import DRAWN, FunctionOracle, with_drawn  # noqa: F401 -- re-exported
 from grader.random_graphs import RandomGraph, random_graph
 from grader.remote_functions import RemoteFunctions
 from grader.submission_seeds import functions_key, inputs_seed
@@ -195,9 +195,6 @@ class Drawing:
     functions: RemoteFunctions
 
 
-DRAWN = "the settings the test drew its functions with"  # the oracle's ledger, first of all
-
-
 def run_probe(probes: dict, grade_id: str, namespace: dict, seed: "int | Drawing") -> list:
     """Run one probe against the notebook's names; a failure ends its list with an error item.
     The probe draws from the submission's `seed`, its functions evaluated here from the seed's
@@ -215,11 +212,3 @@ def run_probe(probes: dict, grade_id: str, namespace: dict, seed: "int | Drawing
     except BaseException as error:  # the student's code failed: that is an observation too
         observe.items.append(["error", f"{type(error).__name__}: {error}"[:500]])
     return observe.items if oracle is None else with_drawn(observe.items, oracle, grade_id)
-
-
-def with_drawn(items, oracle: FunctionOracle, grade_id: str):
-    """A probe's observations with what the oracle answered its draws first: the judge compares
-    the settings with those of the reference's draws (`grader.judging.verdict`)."""
-    if not isinstance(items, list):  # a report that is no list of observations stays as it is
-        return items
-    return [[DRAWN, oracle.drawn(grade_id), {"drawn": True}], *items]

@@ -408,7 +408,10 @@ class GradingSession:
             self.references.start()
             shared = self._shared_sandbox()
             if any(probes_file(task.lesson).is_file() for task in tasks):
-                # the drawn functions' oracle imports torch: once here, shared by the workers
+                # the drawn functions' oracle imports torch, and torch.func's transforms
+                # torch._dynamo at first use (2 s): once here, shared by the workers
+                import torch._dynamo  # noqa: F401
+
                 import grader.function_oracle  # noqa: F401
             for index in range(self.jobs):
                 worker = context.Process(

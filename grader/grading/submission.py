@@ -181,7 +181,7 @@ def autograde_notebook(
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, seed) if probes else {}
     if oracle is not None:  # what the probes drew, as this process answered it, comes first
-        from grader.probing import with_drawn
+        from grader.function_oracle import with_drawn
 
         drawn = {test: with_drawn(items, oracle, test) for test, items in report.probes.items()}
         report.probes = drawn

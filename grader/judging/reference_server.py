@@ -154,9 +154,12 @@ def warm_runner():
 
     runner = CellRunner()
     runner.shell.run_line_magic("matplotlib", "agg")  # nobody looks at these figures
+    import matplotlib
+
+    matplotlib.interactive(False)  # so none is drawn after each cell
     runner.shell.showtraceback = lambda *args, **kwargs: None  # nor at the tracebacks
     later_cells, prefixes = released_lesson_code()
-    runner.warm_up([cell for cells in prefixes.values() for cell in cells] + later_cells)
+    runner.warm_up(later_cells)
     return runner
 
 

@@ -223,8 +223,9 @@ def main() -> None:
     ]
     settings = Settings.from_environment()
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    runner = _warm()
+    # Read first: the grading process writes the lessons' cells and goes on once they are read.
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
+    runner = _warm()
     runner.warm_up(warm["sources"])
     runner.remember(warm["tests"])
     prepare_to_fork()  # before the first fork of a server
