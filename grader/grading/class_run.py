@@ -159,12 +159,13 @@ def _grade_one(task: GradingTask, warm: WarmProcesses) -> SubmissionReport:
         api = _api(task)
         stamp = fingerprint(folder)
         notebooks = task.course.notebooks(task.lesson)
-        found = {name: submission_check.problem(folder, name) for name in notebooks}
-        problems = {name: problem for name, problem in found.items() if problem is not None}
+        found = {name: submission_check.checked(folder, name) for name in notebooks}
+        problems = {name: why for name, (why, _) in found.items() if why is not None}
+        read = {name: nb for name, (_, nb) in found.items() if nb is not None}
     fast = task.engine == GradingEngine.FAST
     if len(problems) < len(notebooks) and (fast or not _unreadable(problems)):
         if fast:  # its outcome is recorded with its grades
-            report = _run_fast(api, task, warm, stamp, notebooks, problems)
+            report = _run_fast(api, task, warm, stamp, notebooks, problems, read)
         else:
             report = _run_stock(api, task, notebooks, problems)
             with timings.step("bookkeeping"):
@@ -211,11 +212,18 @@ def _record(task: GradingTask, report: SubmissionReport, stamp: str) -> None:
 
 
 def _run_fast(
-    api, task: GradingTask, warm: WarmProcesses, stamp: str, notebooks: list[str], problems: dict
+    api,
+    task: GradingTask,
+    warm: WarmProcesses,
+    stamp: str,
+    notebooks: list[str],
+    problems: dict,
+    read: dict,
 ) -> SubmissionReport:
     """Run and grade each of the submission's notebooks in the sandbox, as nbgrader's autograde
     does (one missing or unreadable scores 0, the others are graded), and record the outcome:
-    with the last notebook's grades, in one transaction, or on its own if a run failed."""
+    with the last notebook's grades, in one transaction, or on its own if a run failed. `read`:
+    the notebooks that can be graded, as checked (read once)."""
     from grader.grading.submission import RunRefused, autograde_notebook, copy_submission
 
     lesson, student = task.lesson, task.student
@@ -262,6 +270,7 @@ def _run_fast(
                 api.coursedir,
                 api.config,
                 lesson,
+                read[name],
                 name,
                 student,
                 workers,

@@ -108,6 +108,7 @@ def autograde_notebook(
     coursedir,
     config,
     lesson: str,
+    submitted,
     notebook: str,
     student: str,
     workers: Workers,
@@ -115,10 +116,10 @@ def autograde_notebook(
     record: Callable[[Connection, GradedRun], None],
     more: bool = False,
 ) -> GradedRun:
-    """Grade `student`'s `notebook` of `lesson`, copied into autograded/ already
-    (`copy_submission`), into that folder and the gradebook. Where `more` notebooks of the
-    assignment run after it, the files its run left go into that folder for them, as in
-    nbgrader's one folder per submission.
+    """Grade `student`'s `notebook` of `lesson` (`submitted`: as read and checked, a copy of it
+    in autograded/ already, `copy_submission`) into that folder and the gradebook. Where `more`
+    notebooks of the assignment run after it, the files its run left go into that folder for
+    them, as in nbgrader's one folder per submission.
 
     The submission's probes draw their inputs from a seed drawn for it alone, and the reference
     server gives the solution's observations for the same seed, asked for in batches sized to
@@ -146,7 +147,7 @@ def autograde_notebook(
     with timings.step("nbgrader steps"):
         source_nb = release / f"{notebook}.ipynb"
         released = workers.released.get(coursedir.db_url, lesson, notebook, source_nb)
-        nb, resources = sanitize(nbformat.read(path, as_version=4), resources, config, released)
+        nb, resources = sanitize(submitted, resources, config, released)
     probes, reading, seed, oracle = None, how.Reading({}, {}), None, None
     judged = notebook == lesson and probes_file(lesson).is_file()  # a lesson's probes
     if judged:

@@ -34,13 +34,21 @@ def regular_files(folder: Path) -> list[Path]:
 def problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
     """(outcome, reason) when the submission's `notebook` (its name without .ipynb) cannot be
     graded, else None. Never raises."""
+    return checked(folder, notebook)[0]
+
+
+def checked(folder: Path, notebook: str) -> tuple[tuple[Outcome, str] | None, object]:
+    """(None, the notebook as `nbformat.read` gives it, checked against the schema) where the
+    submission's `notebook` can be graded, else ((outcome, reason), None). Never raises."""
+    read: list = []
     try:
-        return _problem(Path(folder), notebook)
+        why = _problem(Path(folder), notebook, read)
     except Exception as error:  # whatever the file does to a parser, it is not gradable
-        return Outcome.MALFORMED, f"{notebook}.ipynb cannot be read ({type(error).__name__})"
+        why = Outcome.MALFORMED, f"{notebook}.ipynb cannot be read ({type(error).__name__})"
+    return (why, None) if why else (None, read[0])
 
 
-def _problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
+def _problem(folder: Path, notebook: str, read: list) -> tuple[Outcome, str] | None:
     expected = f"{notebook}.ipynb"
     path = folder / expected
     if folder.is_symlink():
@@ -81,8 +89,9 @@ def _problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
             Outcome.MALFORMED,
             f"{expected} has {len(cells)} cells, over the limit of {MAX_CELLS}",
         )
-    try:
-        nbformat.validate(nbformat.from_dict(raw))
+    try:  # read as nbformat.read reads it (sources joined, transient fields dropped)
+        node = nbformat.v4.to_notebook_json(raw, minor=raw["nbformat_minor"])
+        nbformat.validate(node)
     except nbformat.ValidationError as error:
         return Outcome.MALFORMED, f"{expected} is not a valid notebook: {error.message[:200]}"
     for number, cell in enumerate(cells, 1):
@@ -91,6 +100,7 @@ def _problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
                 Outcome.MALFORMED,
                 f"{expected}: cell {number} has nbgrader metadata that is no object",
             )
+    read.append(node)
     return None
 
 
