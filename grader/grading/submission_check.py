@@ -91,9 +91,14 @@ def _problem(folder: Path, notebook: str, read: list) -> tuple[Outcome, str] | N
         )
     try:  # read as nbformat.read reads it (sources joined, transient fields dropped)
         node = nbformat.v4.to_notebook_json(raw, minor=raw["nbformat_minor"])
-        nbformat.validate(node)
+    except Exception:  # e.g. a line that is not text: the schema says what is wrong
+        node = None
+    try:
+        nbformat.validate(node if node is not None else nbformat.from_dict(raw))
     except nbformat.ValidationError as error:
         return Outcome.MALFORMED, f"{expected} is not a valid notebook: {error.message[:200]}"
+    if node is None:
+        return Outcome.MALFORMED, f"{expected} cannot be read as a notebook"
     for number, cell in enumerate(cells, 1):
         if not isinstance(cell.get("metadata", {}).get("nbgrader", {}), dict):
             return (

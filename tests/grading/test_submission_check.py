@@ -9,6 +9,7 @@ import errno
 import json
 import os
 
+import nbformat
 import pytest
 
 from grader.course import lessons, student_notebook
@@ -228,6 +229,34 @@ def test_a_notebook_that_breaks_the_schema_is_malformed(tmp_path):
         "malformed",
         f"{NOTEBOOK} is not a valid notebook: 'source' is a required property",
     )
+
+
+@pytest.mark.parametrize("where", ["source", "output"])
+def test_lines_that_are_not_text_are_named_by_the_schema(tmp_path, where):
+    """A source or output given as lines, one of them not text, is refused with the schema's
+    reason (reading it as nbformat does would fail on the join, saying nothing of why)."""
+    raw = _raw()
+    cell = next(c for c in raw["cells"] if c["cell_type"] == "code")
+    if where == "source":
+        cell["source"] = ["x = 1\n", 5]
+    else:
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["a\n", 2]}]
+    outcome, reason = problem(_submit(tmp_path, raw), LESSON)
+    assert outcome == "malformed"
+    assert reason.startswith(f"{NOTEBOOK} is not a valid notebook: ")
+    assert "is not valid under any of the given schemas" in reason
+
+
+def test_a_gradable_notebook_is_handed_on_as_nbformat_reads_it(tmp_path):
+    """The checked notebook is the one grading uses (read once): the same as `nbformat.read`
+    gives, its lines joined."""
+    raw = _raw()
+    raw["cells"][0]["source"] = ["first line\n", "second line"]
+    folder = _submit(tmp_path, raw)
+    why, checked = submission_check.checked(folder, LESSON)
+    assert why is None
+    assert checked == nbformat.read(folder / NOTEBOOK, as_version=4)
+    assert checked.cells[0].source == "first line\nsecond line"
 
 
 @pytest.mark.parametrize("value", ["test_make_leaf", None, ["grade"]], ids=["text", "null", "list"])
