@@ -37,7 +37,9 @@ def problem(folder: Path, notebook: str) -> tuple[Outcome, str] | None:
     return checked(folder, notebook)[0]
 
 
-def checked(folder: Path, notebook: str) -> tuple[tuple[Outcome, str] | None, object]:
+def checked(
+    folder: Path, notebook: str
+) -> tuple[tuple[Outcome, str] | None, nbformat.NotebookNode | None]:
     """(None, the notebook as `nbformat.read` gives it, checked against the schema) where the
     submission's `notebook` can be graded, else ((outcome, reason), None). Never raises."""
     read: list = []
@@ -49,6 +51,7 @@ def checked(folder: Path, notebook: str) -> tuple[tuple[Outcome, str] | None, ob
 
 
 def _problem(folder: Path, notebook: str, read: list) -> tuple[Outcome, str] | None:
+    """Why the notebook cannot be graded, or None with the notebook as read appended to `read`."""
     expected = f"{notebook}.ipynb"
     path = folder / expected
     if folder.is_symlink():
