@@ -182,14 +182,10 @@ class FunctionOracle:
         if sum(t.numel() for t in inputs) > MAX_TOTAL:
             raise Refused(f"a drawn function takes at most {MAX_TOTAL} values in one call")
         limit = self.rows[_innermost(ask["spec"])]
-        largest = max((t.numel() for t in inputs), default=0)
-        if limit and largest > limit:  # a batch (vmap) counts whole, as one call
-            raise ValueError(
-                f"this function takes at most {limit} values at a time, but it was given "
-                f"{largest}: call it on one chunk at a time"
-            )
+        _within(limit, inputs)  # a batch (vmap) counts whole, as one call
         with torch.enable_grad():
             out = function(*inputs)
+        _within(limit, out)  # nested batches of two inputs multiply: the values made count
         return [t.detach() for t in out]
 
     def build(self, spec, depth: int):
@@ -213,6 +209,17 @@ class FunctionOracle:
             dims = tuple(None if d is None else _integer(d) for d in spec[2])
             return lambda *args: tuple(torch.func.vmap(inner, in_dims=dims)(*args))
         raise Refused("no such application of a drawn function")
+
+
+def _within(limit: int, tensors) -> None:
+    """Refuse a call of a function that takes at most `limit` values (0: any) at a time, where
+    one of `tensors` (what it was given, or made) holds more."""
+    largest = max((t.numel() for t in tensors), default=0)
+    if limit and largest > limit:
+        raise ValueError(
+            f"this function takes at most {limit} values at a time, but it was given "
+            f"{largest}: call it on one chunk at a time"
+        )
 
 
 def _innermost(spec) -> int:

@@ -231,3 +231,16 @@ def test_a_row_limit_counts_a_batched_call_whole():
     with pytest.raises(ValueError, match="at most 3 values at a time, but it was given 8"):
         torch.func.vmap(lambda row: phi(row[None]).sum())(torch.ones(8, 1))
     assert oracle.rows == [3]
+
+
+def test_a_row_limit_counts_nested_batches_of_two_inputs_as_their_product():
+    """Two vmaps batching the two inputs of a function of two evaluate it on every pair: four
+    values each, sixteen made, over a limit of four, so it is refused (no input was over it)."""
+    oracle = FunctionOracle("key")
+    handle = oracle.answer({"op": "draw", "family": "of_two", "test": "t", "index": 0, "rows": 4})
+    spec = ["vmap", ["vmap", ["f", handle["handle"]], [None, 0]], [0, None]]
+    pairs = [encode(torch.randn(4, 1)), encode(torch.randn(4, 1))]
+    answer = oracle.answer({"op": "apply", "spec": spec, "tensors": pairs})
+    assert "at most 4 values at a time, but it was given 16" in answer["error"]
+    one = oracle.answer({"op": "apply", "spec": ["f", handle["handle"]], "tensors": pairs})
+    assert "error" not in one
