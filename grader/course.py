@@ -95,6 +95,13 @@ def released_test_code() -> list[str]:
     ]
 
 
+def lesson_probes() -> list[str]:
+    """Every lesson's probes (`solutions/<id>/probes.py`): the grader's own code, which runs in a
+    submission's process after its cells, on nothing but what the submission defined."""
+    found = [SOLUTIONS / lesson / "probes.py" for lesson in lessons()]
+    return [path.read_text() for path in found if path.is_file()]
+
+
 def _put_environment_on_path() -> None:
     # nbgrader runs `alembic` as a subprocess; it lives beside this interpreter.
     bin_dir = str(Path(sys.executable).parent)

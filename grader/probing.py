@@ -9,6 +9,7 @@ observations — values, never verdicts — and the grading process compares the
 reference, nor the comparison.
 """
 
+import functools
 import math
 import random
 import warnings
@@ -182,8 +183,15 @@ def raised_messages(*actions) -> set[str]:
 def load_probes(source: str) -> dict:
     """The probe functions defined by a lesson's probes.py source."""
     module: dict = {"__name__": "probes"}
-    exec(compile(source, "probes.py", "exec"), module)
+    exec(compiled_probes(source), module)
     return {name: fn for name, fn in module.items() if name.startswith("test_") and callable(fn)}
+
+
+@functools.lru_cache(maxsize=32)
+def compiled_probes(source: str):
+    """A probes.py source compiled, once per process and source: the sandbox template compiles
+    every lesson's, so that no submission's fork compiles them again."""
+    return compile(source, "probes.py", "exec")
 
 
 @dataclass(frozen=True)

@@ -448,3 +448,23 @@ assert terminal256.Terminal256Formatter is tracebacks._ReusedTerminal256Formatte
 """
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_kits_modules_that_cells_import_are_imported_ahead_and_no_other(
+    runner, tmp_path, monkeypatch
+):
+    """The template imports the `grader` modules its lessons' test cells and probes import (a
+    fork would compile each again), and nothing else those cells name, e.g. a course's own
+    helper module beside an assignment."""
+    (tmp_path / "course_helper_module.py").write_text("raise SystemExit('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "grader.lesson_checks.lesson_11", raising=False)
+    runner.import_kit_modules(
+        [
+            "import course_helper_module",
+            "%matplotlib inline\ndef probe():\n    from grader.lesson_checks.lesson_11 import Node",
+            "not python (",
+        ]
+    )
+    assert "grader.lesson_checks.lesson_11" in sys.modules
+    assert "course_helper_module" not in sys.modules

@@ -67,6 +67,21 @@ def test_shared_cells_keep_their_outputs_and_counts(tmp_path, grading_session):
     assert cells[2].outputs[0]["execution_count"] == 3
 
 
+def test_a_submission_finds_the_modules_its_test_cells_import_already_imported(
+    tmp_path, grading_session
+):
+    """The lesson's checks, which only its test cells import, were imported by the sandbox
+    template once: no submission's process compiles and runs them again."""
+    course = new_course(tmp_path / "course", honest=None)
+    looks = "import sys\nprint('checks ready:', 'grader.lesson_checks.lesson_01' in sys.modules)"
+    submit(course, "looks", solution_with(looks))
+    (report,) = grade_submissions(course, [LESSON], session=grading_session, force=True)
+    assert report.outcome == "graded"
+    cells = _code_cells(autograded(course, "looks"))
+    printed = [output.get("text", "") for cell in cells for output in cell.outputs]
+    assert "checks ready: True\n" in printed
+
+
 LISTS_SOCKETS = """\
 import os
 links = []

@@ -7,8 +7,10 @@ figures come out as a Jupyter kernel would send them (execute_result, display_da
 error with its traceback), without starting a kernel and re-importing torch each time.
 """
 
+import ast
 import contextlib
 import copy
+import importlib
 import sys
 
 from IPython.core.interactiveshell import InteractiveShell
@@ -140,6 +142,20 @@ class CellRunner:
             with contextlib.suppress(Exception):  # a cell that does not compile fails when run
                 self.shell.compile.compile_ahead(transformed, name, self.shell.autoawait)
 
+    def import_kit_modules(self, sources: list[str]) -> None:
+        """Import the kit's own modules (`grader.…`) that these cells import: every submission's
+        test cells and probes import them, and a fork would compile and run each again (the
+        sandbox keeps no bytecode).
+
+        Only instructor code may come here, as for `warm_up`.
+        """
+        for source in sources:
+            with contextlib.suppress(Exception):  # a cell that does not parse imports nothing
+                for name in _imported(ast.parse(self.shell.transform_cell(source))):
+                    if name.split(".")[0] == "grader":
+                        with contextlib.suppress(Exception):  # e.g. a name, not a module
+                            importlib.import_module(name)
+
     def flush_streams(self) -> None:
         """Send the buffered stdout, then stderr, as a kernel does."""
         for stream in (sys.stdout, sys.stderr):
@@ -180,3 +196,15 @@ class CellRunner:
                 }
             )
         return self.outputs.items, result.execution_count, failed
+
+
+def _imported(tree: ast.AST) -> list[str]:
+    """The absolute module names a syntax tree's import statements name (with `from m import x`,
+    both m and m.x, which may be a module)."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return names

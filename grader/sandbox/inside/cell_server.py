@@ -228,6 +228,11 @@ def main() -> None:
     runner = _warm()
     runner.warm_up(warm["sources"])
     runner.remember(warm["tests"])
+    runner.import_kit_modules([*warm["tests"], *warm["probes"]])
+    from grader.probing import compiled_probes  # imported by _warm: torch comes after the read
+
+    for source in warm["probes"]:
+        compiled_probes(source)
     prepare_to_fork()  # before the first fork of a server
     back_with_huge_pages()  # cheaper forks (grader.forking)
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import grader
-from grader.course import released_lesson_code, released_test_code
+from grader.course import lesson_probes, released_lesson_code, released_test_code
 from grader.outcome import Outcome
 from grader.sandbox import wire
 from grader.sandbox.outside import cgroups
@@ -135,7 +135,11 @@ class SandboxProcess:
             os.close(fd)
         try:
             warm = wire.encode(
-                Kind.WARM, sources=sources, prefixes=prefixes, tests=released_test_code()
+                Kind.WARM,
+                sources=sources,
+                prefixes=prefixes,
+                tests=released_test_code(),
+                probes=lesson_probes(),
             )
             self.process.stdin.write(warm)
             self.process.stdin.close()
