@@ -414,14 +414,15 @@ class GradingSession:
         if self._queues is None:
             context = multiprocessing.get_context("fork")
             self._queues = context.Queue(), context.Queue()
-            self.references.start()
             shared = self._shared_sandbox()
             if any(probes_file(task.lesson).is_file() for task in tasks):
                 # the drawn functions' oracle imports torch, and torch.func's transforms
-                # torch._dynamo at first use (2 s): once here, shared by the workers
+                # torch._dynamo at first use (3 s in all): once here, shared by the workers
+                # and by the reference server, forked from here next
                 import torch._dynamo  # noqa: F401
 
                 import grader.function_oracle  # noqa: F401
+            self.references.start()
             for index in range(self.jobs):
                 worker = context.Process(
                     target=_grading_worker,

@@ -8,13 +8,15 @@ grading process draws its submissions' seeds a batch at a time (`Seeds`), and th
 observes a batch in one run of the solution.
 """
 
+import contextlib
 import os
 import secrets
 import select
+import signal
 import socket
-import subprocess
 import sys
 import tempfile
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,23 +199,17 @@ class ReferenceServer(Observer):
 
     def __init__(self, channels: int = 1):
         self.count = channels
-        self.process: subprocess.Popen | None = None
+        self.process: ServerProcess | None = None
         self.channels: list[Channel] = []
 
     def start(self) -> None:
-        """Start the server (stopping any earlier one)."""
+        """Start the server (stopping any earlier one), forked from this process
+        (`ServerProcess`)."""
         self.stop()
         pairs = [socket.socketpair() for _ in range(self.count)]
-        theirs = [pair[1].fileno() for pair in pairs]
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.judging.reference_server", *map(str, theirs)],
-            stdin=subprocess.DEVNULL,
-            pass_fds=theirs,
-            env={**os.environ, "OMP_NUM_THREADS": "1", "MPLCONFIGDIR": tempfile.gettempdir()},
-            start_new_session=True,  # Ctrl-C is the grading process's; the server ends with it
-        )
-        for _, other in pairs:
-            other.close()
+        self.process = ServerProcess([theirs.fileno() for _, theirs in pairs])
+        for _, theirs in pairs:
+            theirs.close()
         self.channels = [Channel(mine) for mine, _ in pairs]
 
     def channel(self, index: int) -> Channel:
@@ -248,5 +244,61 @@ class ReferenceServer(Observer):
         self.channels = []
         if self.process is not None:
             self.process.kill()
-            self.process.wait()
             self.process = None
+
+
+class ServerProcess:
+    """The reference server, forked from the process that starts it: it shares the modules
+    imported there (a grading process has torch; a fresh interpreter took 3 s of CPU and 300 MB
+    of freshly touched memory to import it again). It then starts as a process of its own would:
+    a session of its own (Ctrl-C is the grading process's), default signal handling, input from
+    /dev/null, no descriptor of its parent's but standard output and error (each other one now
+    /dev/null, so that an inherited object closing its own closes nothing of the server's), and no
+    shell of its parent's."""
+
+    def __init__(self, channels: list[int]):
+        self.status: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 70
+            try:
+                _start_afresh(channels)
+                from grader.judging.reference_server import answer_observe_requests
+
+                answer_observe_requests(channels)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+
+    def poll(self) -> int | None:
+        """Its wait status once it has ended, else None."""
+        if self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+        return self.status
+
+    def kill(self) -> None:
+        """Kill it (with its lesson processes, which end when their pipes close) and wait."""
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self.status = os.waitpid(self.pid, 0)[1]
+
+
+def _start_afresh(channels: list[int]) -> None:
+    os.setsid()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    nothing = os.open(os.devnull, os.O_RDWR)
+    kept = {1, 2, nothing, *channels}
+    for fd in sorted(int(name) for name in os.listdir("/proc/self/fd")):
+        if fd not in kept:  # (the listing's own descriptor too: closed by now, /dev/null then)
+            os.dup2(nothing, fd, inheritable=False)
+    os.environ.update(OMP_NUM_THREADS="1", MPLCONFIGDIR=tempfile.gettempdir())
+    if "IPython" in sys.modules:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        InteractiveShell.clear_instance()  # its lessons run in a shell of their own

@@ -1,9 +1,9 @@
 """The reference server: the solution's observations for any lesson and seed, from warm processes.
 
-    python -m grader.judging.reference_server FD [FD …]
-
-Each FD is one grading process's channel (`grader.judging.reference` holds the other end). The
-server imports torch once. For a lesson it forks a lesson process, which runs the solution's
+`grader.judging.reference.ReferenceServer` forks it from the grading process (sharing the torch
+that process imported) and calls `answer_observe_requests` with one descriptor per grading
+process's channel (`grader.judging.reference` holds the other end). The server imports torch
+once, if its parent had not. For a lesson it forks a lesson process, which runs the solution's
 cells before the first exercise once (the lesson itself); for a batch of seeds, the lesson
 process forks and the fork runs the exercises once, with each test cell's probe in its place,
 once per seed on inputs drawn from that seed (probes leave the notebook's names as they found
@@ -324,7 +324,3 @@ def answer_observe_requests(channels: list[int]) -> None:
             lessons.ask(lesson, seeds, fd, open_channels)
             if _is_lesson(then):  # the lesson graded next: its process starts meanwhile
                 lessons.prepare(then, open_channels)
-
-
-if __name__ == "__main__":
-    answer_observe_requests([int(fd) for fd in sys.argv[1:]])

@@ -3,6 +3,7 @@ keeps a lesson per channel, and a channel goes on if its server stops."""
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -65,6 +66,39 @@ def test_the_solution_failing_is_reported_not_taken_for_a_stopped_server(shared)
     with pytest.raises(ReferenceRunError, match="no such lesson"):
         shared.channel(0).observe("99_no_such_lesson", 1)
     assert shared.channel(0).own is None
+
+
+def test_a_server_forked_from_its_grading_process_starts_afresh(tmp_path, reference_server):
+    """Forked from the process that starts it, the server keeps none of that process's files
+    open (each descriptor is /dev/null), runs in a session of its own, ends when its channels
+    close, and its lessons run in a shell of their own, whatever shell that process has."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    lesson = lessons()[0]
+    had_shell = InteractiveShell.initialized()
+    InteractiveShell.instance()  # a plain shell, which the server's lesson shell would refuse
+    with open(tmp_path / "grading-process-file", "w"):
+        server = ReferenceServer()
+        server.start()
+    try:
+        assert server.channel(0).observe(lesson, 3) == reference_server.observe(lesson, 3)
+        held = {os.readlink(f"/proc/{server.process.pid}/fd/{fd}") for fd in _fds(server)}
+        assert not any("grading-process-file" in path for path in held), held
+        assert os.getsid(server.process.pid) == server.process.pid
+        server.channels[0].sock.close()  # its one channel hangs up: it ends
+        for _ in range(300):
+            if server.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert server.process.poll() is not None
+    finally:
+        server.stop()
+        if not had_shell:
+            InteractiveShell.clear_instance()
+
+
+def _fds(server) -> list[str]:
+    return os.listdir(f"/proc/{server.process.pid}/fd")
 
 
 def _lesson_processes(server_pid: int) -> set[int]:
