@@ -11,6 +11,7 @@ the grades are taken, so grading is unchanged.
 """
 
 import contextlib
+import functools
 import html
 import re
 from pathlib import Path
@@ -37,10 +38,27 @@ REFERENCES = str.maketrans({"\n": "&#10;", "\r": "&#13;", "$": "&#36;", "\\": "&
 def inert_html(text: str, budget: Budget, markdown: bool = True) -> str:
     """A cell's `text` (markdown, or HTML for a raw cell) as cleaned HTML on one line, in a block
     MathJax leaves alone; past `budget`'s HTML, as escaped text."""
-    shown = f"<pre>{html.escape(text)}</pre>"
     if budget.take("html", len(text), HTML_LIMIT):
-        with contextlib.suppress(Exception):  # e.g. a link to an attachment that is not there
-            shown = clean_html(markdown2html(text) if markdown else text)
+        return _rendered(text, markdown)
+    return _one_line(_escaped(text))
+
+
+@functools.lru_cache(maxsize=128)  # of texts under HTML_LIMIT: a few MB at most
+def _rendered(text: str, markdown: bool) -> str:
+    """`text` rendered and cleaned, once per grading process: the same text comes in many
+    submissions (a lesson's cell as an earlier release had it, in the notebook of every student
+    who downloaded that one), and rendering it took a sixth of a notebook's grading."""
+    shown = _escaped(text)
+    with contextlib.suppress(Exception):  # e.g. a link to an attachment that is not there
+        shown = clean_html(markdown2html(text) if markdown else text)
+    return _one_line(shown)
+
+
+def _escaped(text: str) -> str:
+    return f"<pre>{html.escape(text)}</pre>"
+
+
+def _one_line(shown: str) -> str:
     return without_math(shown).translate(REFERENCES)
 
 

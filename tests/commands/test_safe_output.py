@@ -217,3 +217,17 @@ def test_stock_nbgrader_export_writes_a_csv_a_spreadsheet_opens_safely(tmp_path,
     assert list(row) == COLUMNS
     assert row["first_name"] == '\'=HYPERLINK("http://x")' and row["last_name"] == "Lee, Jr."
     assert (row["student_id"], row["score"], row["max_score"]) == ("s1", "0.0", "0.0")
+
+
+def test_a_text_rendered_before_is_still_charged_to_each_page():
+    """The autograded notebook's markdown is rendered once per text and grading process, but
+    every page still pays for it: one whose HTML is spent shows the same text escaped."""
+    from grader.safe_output.autograded import inert_html
+
+    text = "## Exercises\n\n<b>bold</b> <script>alert(1)</script>"
+    first = inert_html(text, Budget())
+    assert "<b>bold</b>" in first and "&lt;script&gt;" in first
+    assert inert_html(text, Budget()) == first
+    spent = Budget()
+    spent.html = 0
+    assert "<pre>## Exercises&#10;&#10;&lt;b&gt;bold" in inert_html(text, spent)
