@@ -288,15 +288,23 @@ class ServerProcess:
             self.status = os.waitpid(self.pid, 0)[1]
 
 
+STREAMS = ((0, "r", -1), (1, "w", 1), (2, "w", 1))  # descriptor, mode, buffering
+
+
 def _start_afresh(channels: list[int]) -> None:
     os.setsid()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     nothing = os.open(os.devnull, os.O_RDWR)
-    kept = {1, 2, nothing, *channels}
+    kept = {1, 2, nothing, *channels}  # 0 too becomes /dev/null
     for fd in sorted(int(name) for name in os.listdir("/proc/self/fd")):
         if fd not in kept:  # (the listing's own descriptor too: closed by now, /dev/null then)
             os.dup2(nothing, fd, inheritable=False)
+    # its own standard streams on descriptors 0-2, not whatever its parent had put in their place
+    sys.stdin, sys.stdout, sys.stderr = (
+        open(fd, mode, buffering, closefd=False)  # noqa: SIM115 -- for the process's life
+        for fd, mode, buffering in STREAMS
+    )
     os.environ.update(OMP_NUM_THREADS="1", MPLCONFIGDIR=tempfile.gettempdir())
     if "IPython" in sys.modules:
         from IPython.core.interactiveshell import InteractiveShell

@@ -1,6 +1,8 @@
 """The reference server: one server answers several grading processes, each on its channel,
 keeps a lesson per channel, and a channel goes on if its server stops."""
 
+import contextlib
+import io
 import os
 import signal
 import time
@@ -71,17 +73,19 @@ def test_the_solution_failing_is_reported_not_taken_for_a_stopped_server(shared)
 def test_a_server_forked_from_its_grading_process_starts_afresh(tmp_path, reference_server):
     """Forked from the process that starts it, the server keeps none of that process's files
     open (each descriptor is /dev/null), runs in a session of its own, ends when its channels
-    close, and its lessons run in a shell of their own, whatever shell that process has."""
+    close, and its lessons run in a shell of their own, whatever shell and standard streams that
+    process has."""
     from IPython.core.interactiveshell import InteractiveShell
 
     lesson = lessons()[0]
     had_shell = InteractiveShell.initialized()
     InteractiveShell.instance()  # a plain shell, which the server's lesson shell would refuse
-    with open(tmp_path / "grading-process-file", "w"):
-        server = ReferenceServer()
+    with open(tmp_path / "grading-process-file", "w"), contextlib.redirect_stdout(io.StringIO()):
+        server = ReferenceServer()  # started where standard output is no file (pytest's capsys)
         server.start()
     try:
         assert server.channel(0).observe(lesson, 3) == reference_server.observe(lesson, 3)
+        assert server.channel(0).own is None  # answered by this server, not a stand-in
         held = {os.readlink(f"/proc/{server.process.pid}/fd/{fd}") for fd in _fds(server)}
         assert not any("grading-process-file" in path for path in held), held
         assert os.getsid(server.process.pid) == server.process.pid
