@@ -95,10 +95,15 @@ def released_test_code() -> list[str]:
     ]
 
 
+def probes_file(lesson: str) -> Path:
+    """The lesson's probes, kept beside its solution (and out of the release)."""
+    return SOLUTIONS / lesson / "probes.py"
+
+
 def lesson_probes() -> list[str]:
-    """Every lesson's probes (`solutions/<id>/probes.py`): the grader's own code, which runs in a
-    submission's process after its cells, on nothing but what the submission defined."""
-    found = [SOLUTIONS / lesson / "probes.py" for lesson in lessons()]
+    """Every lesson's probes: the grader's own code, which runs in a submission's process after
+    its cells, on nothing but what the submission defined."""
+    found = [probes_file(lesson) for lesson in lessons()]
     return [path.read_text() for path in found if path.is_file()]
 
 

@@ -18,9 +18,8 @@ import sys
 import tempfile
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
-from grader.course import SOLUTIONS
+from grader.course import probes_file
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
@@ -34,11 +33,6 @@ class ReferenceRunError(RuntimeError):
 
 class ReferenceStopped(ReferenceRunError):
     """The reference server stopped or did not answer."""
-
-
-def probes_file(lesson: str) -> Path:
-    """The lesson's probes, kept beside its solution (and out of the release)."""
-    return SOLUTIONS / lesson / "probes.py"
 
 
 JUDGED = "judged outside the submission"
