@@ -163,17 +163,16 @@ def check_tracked_leaf(tensor, name: str) -> None:
     require(
         tensor.is_floating_point() or tensor.is_complex(),
         f"{name} has dtype {tensor.dtype}: only floating-point (or complex) tensors can "
-        "require gradients. Convert the values to float first.",
+        "require gradients (lesson 1, section 5).",
     )
     require(
         tensor.requires_grad,
-        f"{name}.requires_grad is False: autograd will not track it. "
-        "Pass requires_grad=True or call .requires_grad_().",
+        f"{name}.requires_grad is False: autograd does not track it (lesson 1, sections 2 and 3).",
     )
     require(
         tensor.is_leaf,
         f"{name} is not a leaf: it was computed from another tracked tensor "
-        f"(its grad_fn is {type(tensor.grad_fn).__name__}). Create it directly instead.",
+        f"(its grad_fn is {type(tensor.grad_fn).__name__}; lesson 1, section 6).",
     )
 
 

@@ -51,7 +51,7 @@ def check_make_weights(make_weights, counts, right_w, right_loss, right_grad) ->
     require(
         loss.requires_grad,
         f"loss = {shown}[1] does not require gradients, so loss.backward() cannot reach w: "
-        "make w require gradients BEFORE you compute loss from it.",
+        "w required gradients only after loss was computed from it (section 6).",
     )
     loss.backward()
     check_grad(w, right_grad, f"w = {shown}[0]", atol=1e-5)
@@ -66,19 +66,22 @@ def check_fresh_leaf(fresh_leaf, t, name, values, right_grad, source):
         raise CheckFailed(
             f"{shown} is not a leaf: it is still linked to the graph of {name} (its grad_fn is "
             f"{type(trial.grad_fn).__name__}), so backward() would send gradients on into "
-            f"{name}. Cut the link with .detach() first."
+            f"{name}. It must be cut off from that graph (section 7)."
         )
     check_tracked_leaf(trial, shown)
     check_tensor(trial, values, shown)
     require(
         trial.data_ptr() != t.data_ptr(),
-        f"{shown} shares memory with {name}, so updating one changes the other: copy the "
-        "values with .clone().",
+        f"{shown} shares memory with {name}, so updating one changes the other: it needs "
+        "values of its own (section 7).",
     )
     (trial**2).sum().backward()
     check_grad(trial, right_grad, f"trial = {shown}")
     with torch.no_grad():
         trial -= 0.1 * trial.grad
     check_tensor(t, values, f"{name} after the update of trial")
-    require(source.grad is None, f"The gradient of trial's loss reached {name}: use .detach().")
+    require(
+        source.grad is None,
+        f"The gradient of trial's loss reached {name}: trial is still linked to it (section 7).",
+    )
     return trial

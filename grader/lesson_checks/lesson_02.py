@@ -125,7 +125,7 @@ def check_sigmoid_loss(sigmoid_loss, w, before, right_loss, right_grad, through_
     require(
         torch.equal(w.detach(), torch.as_tensor(before, dtype=w.dtype)) and w.is_leaf,
         f"{shown} changed the w it was given (now {w.detach()}): the caller still needs w as "
-        "it was. Compute w - 1 as a new tensor instead of changing w in place.",
+        "it was, and an in-place change reaches the caller's tensor (section 9).",
     )
     check_tensor(loss, right_loss, f"loss = {shown}", atol=1e-5)
     require(
@@ -138,8 +138,8 @@ def check_sigmoid_loss(sigmoid_loss, w, before, right_loss, right_grad, through_
     except RuntimeError as error:
         raise CheckFailed(
             f"loss.backward() raised RuntimeError: {error} Your function changes in place a "
-            "tensor that autograd saved for the backward pass (sigmoid keeps its output): "
-            "compute a new tensor instead (y = y * 2, not y *= 2)."
+            "tensor that autograd saved for the backward pass (sigmoid keeps its output), and "
+            "backward() needs it as it was (section 9 and lesson 1, section 7)."
         ) from None
     check_grad(
         w,

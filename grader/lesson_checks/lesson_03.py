@@ -81,7 +81,7 @@ def check_mean_grad(grad, x: torch.Tensor, right, label: str) -> None:
             "it is half the right value: the inner function 2x + 1 has derivative 2, and the "
             "chain rule multiplies by it.": right / 2,
             "you divided by 4, the size of a 2x2 example: the mean divides by the number of "
-            "elements of x (x.numel()), whatever its shape.": right * n / 4,
+            "elements of x, whatever its shape.": right * n / 4,
             "it is 13.5 everywhere, which is right only for a 2x2 x of ones. Return a formula in "
             "x.": torch.full_like(x, 13.5),
         },
@@ -232,27 +232,25 @@ def _shape_advice(got: tuple, want: tuple) -> str:
     """What a result of shape `got` instead of `want` says about the dimensions summed."""
     if not got:
         return (
-            "you summed over every dimension. Sum only over the dimensions that broadcasting "
-            "added (the leading ones) or stretched (where shape has size 1)."
+            "you summed over every dimension, where only the dimensions that broadcasting "
+            "added (the leading ones) or stretched (where shape has size 1) are summed "
+            "(section 12)."
         )
     if len(got) < len(want):
         return (
-            "a dimension is missing. Where shape has size 1, sum with keepdim=True so that the "
-            "dimension stays, with size 1."
+            "a dimension is missing: a sum drops the dimension it runs over, and where shape has "
+            "size 1 that dimension must stay, with size 1 (section 12)."
         )
     if len(got) > len(want):
-        return (
-            "it still has the dimensions that broadcasting added. They are the leading ones: "
-            "sum over dimension 0 until the result has len(shape) dimensions."
-        )
+        return "it still has the dimensions that broadcasting added, the leading ones (section 12)."
     if any(w == 1 and g != 1 for g, w in zip(got, want, strict=True)):
         return (
-            "where shape has size 1, broadcasting repeated the input along that dimension: sum "
-            "over it with keepdim=True."
+            "where shape has size 1, broadcasting repeated the input along that dimension, and "
+            "every copy's gradient adds up (section 12)."
         )
     return (
         "broadcasting lines the shapes up from the right and adds the new dimensions at the "
-        "front, so the dimensions to sum over are the leading ones."
+        "front, so the dimensions to sum over are the leading ones (section 12)."
     )
 
 

@@ -50,7 +50,7 @@ class RowLimit:
 SUMMED = "the loss is the sum of the squared errors, but the exercise asks for their mean."
 ADDED_UP = (
     "it is the sum of the gradients of this batch and the ones before it. Gradients "
-    "accumulate: clear w.grad before each backward()."
+    "accumulate (sections 4 and 5)."
 )
 OVERWRITTEN = (
     "it equals the gradient of the last batch: zero_() changed the tensor you stored, in place "
@@ -84,12 +84,12 @@ def check_batch_gradients(
 
 
 ONLY_LAST = (
-    "it is the gradient of the last chunk only: clear w.grad once, before the first chunk, "
-    "not between chunks."
+    "it is the gradient of the last chunk only: each chunk's gradient replaced the ones "
+    "before it, where the chunks' gradients must add up (sections 4 and 6)."
 )
 STALE = (
-    "it still holds the old gradient: w.grad may hold one when the function is called, so "
-    "clear it (w.grad = None) at the start."
+    "it still holds the old gradient: w.grad may hold one when the function is called, and "
+    "backward() adds to it (section 5)."
 )
 SUMMED_CHUNKS = (
     "it is the gradient of the summed losses of the rows: use the mean over the full batch, "
@@ -101,16 +101,14 @@ def _by_count(k: int, sizes: list[int]) -> str:
     return (
         f"it is what dividing each chunk's mean by the number of chunks, {k}, gives. That is right "
         f"only for chunks of equal size; these have {sizes} rows, so the short last chunk counts "
-        "as much as a full one. Scale each chunk's mean by its share of the examples, "
-        "len(chunk) / len(x)."
+        "as much as a full one (section 6)."
     )
 
 
 def _unscaled(k: int) -> str:
     return (
         f"it is the sum of the {k} chunks' gradients, unscaled: each chunk's mean averages over "
-        "its own rows only. Scale each chunk's mean by its share of the examples, "
-        "len(chunk) / len(x)."
+        "its own rows only, and the full batch's mean averages over all of them (section 6)."
     )
 
 
@@ -138,7 +136,7 @@ def check_accumulated_gradient(
         _by_count(k, sizes): by_count,
         _unscaled(k): unscaled,
         ONLY_LAST: only_last,
-        ONLY_LAST + " (Then also scale each chunk's loss by its share.)": only_last_unscaled,
+        ONLY_LAST + " The chunks' losses are not scaled by their share either.": only_last_unscaled,
     }
     if summed is not None:
         mistakes[SUMMED_CHUNKS] = summed
@@ -146,7 +144,7 @@ def check_accumulated_gradient(
         mistakes[STALE] = stale
     require(
         w.grad is not None,
-        f"w.grad is None after {name}: call backward() on each chunk's loss.",
+        f"w.grad is None after {name}: no backward() reached w (section 4).",
     )
     check_drawn_tensor(
         w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes, drawn=drawn
@@ -165,18 +163,16 @@ MODIFIED = (
     "(section 10)."
 )
 CUT = (
-    "the loss no longer depends on w through anything autograd recorded: detach only the state "
-    "carried in from the step before, not w and not this step's new s."
+    "the loss no longer depends on w through anything autograd recorded: more was cut off "
+    "than the history the state brings in from the step before (sections 7 and 10)."
 )
 UNCHANGED = (
     "w did not change. Either the state was not carried from step to step (with s = 0, w * s "
-    "does not depend on w: keep s from one step to the next, detached), or the update did not "
-    "reach the caller's w (update it in place: optimizer.step(), or `w -= ...` inside "
-    "torch.no_grad(); `w = w - ...` makes a new tensor)."
+    "does not depend on w; section 7), or the update did not "
+    "reach the caller's w (`w = w - ...` makes a new tensor; lesson 2, section 9)."
 )
 NOT_CLEARED = (
-    "each step used the sum of all the gradients so far: clear the gradient at every step "
-    "(optimizer.zero_grad(), or w.grad = None)."
+    "each step used the sum of all the gradients so far: gradients accumulate (sections 4 and 5)."
 )
 
 
@@ -304,13 +300,12 @@ def check_df_and_grad_after_three(values, slopes, after_three) -> None:
 
 
 NO_GRADIENT = (
-    "A parameter that the loss did not use has p.grad = None: there is nothing to step with, "
-    "so skip it (if p.grad is None: continue), as an optimizer does."
+    "A parameter that the loss did not use has p.grad = None: there is nothing to step it "
+    "with, and an optimizer leaves such a parameter where it is."
 )
 NOT_MOVED = (
     "it did not change. Writing `p = p - ...` inside the function makes a new tensor and leaves "
-    "the caller's parameter as it was: change it in place, `p -= ...`, inside "
-    "`with torch.no_grad():`."
+    "the caller's parameter as it was (lesson 2, section 9)."
 )
 
 
@@ -325,7 +320,7 @@ def run_sgd_step(sgd_step, params, lr, shown: str) -> None:
     require(
         failure is None or "in-place operation" not in failure,
         f"{failure}\nAutograd refuses to change a leaf that requires gradients in place while "
-        "it records: do the update inside `with torch.no_grad():`.",
+        "it records (lesson 2, section 9, and section 10 here).",
     )
     require(failure is None or "NoneType" not in failure, f"{failure}\n{NO_GRADIENT}")
     require(failure is None, f"{failure} (params: {shown})")
@@ -350,6 +345,6 @@ def check_sgd_step(
     for name, p in [("w", w), ("b", b)]:
         require(
             p.grad is None or not p.grad.any(),
-            f"sgd_step left {name}.grad = {p.grad}: the exercise asks for it cleared, as "
-            "optimizer.zero_grad() does, or the next backward() adds to it (section 5).",
+            f"sgd_step left {name}.grad = {p.grad}: the exercise asks for it cleared, or the "
+            "next backward() adds to it (section 5).",
         )

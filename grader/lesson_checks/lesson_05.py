@@ -42,8 +42,8 @@ NO_CHAIN = (
     "partial derivative of w * x**2."
 )
 SAVED_RESULT = (
-    "backward used the forward's result w * x**2 where x belongs: save the inputs with "
-    "ctx.save_for_backward(w, x) and read them back with w, x = ctx.saved_tensors."
+    "backward used the forward's result w * x**2 where x belongs: the partial derivatives "
+    "need the inputs themselves (section 9)."
 )
 
 
@@ -74,14 +74,11 @@ def check_scaled_square(namespace: dict, w, x, value, label: str) -> torch.Tenso
     require(
         isinstance(y.grad_fn, BackwardCFunction),
         f"scaled_square(w, x) was made by {type(y.grad_fn).__name__}, not by your own "
-        "torch.autograd.Function, so autograd never calls your backward. Return what "
-        "YourFunction.apply(w, x) returns: scaled_square = ScaledSquare.apply.",
+        "torch.autograd.Function, so autograd never calls your backward (section 9).",
     )
     require(
         len(y.grad_fn.saved_tensors) > 0,
-        "your forward saved nothing for backward, which needs w and x: call "
-        "ctx.save_for_backward(w, x) in forward, and read them back in backward with "
-        "w, x = ctx.saved_tensors.",
+        "your forward saved nothing for backward, which needs w and x (section 9).",
     )
     return y
 
@@ -90,8 +87,8 @@ def check_gradient_pair(result, right, grad_output, label: str, *, saved_result=
     """Check the backward's result for `grad_output` is the tuple `right` (for w, then for x)."""
     require(
         not isinstance(result, list),
-        f"{label} is a list, which autograd takes for one gradient: return the two gradients as "
-        "a tuple, `return grad_w, grad_x`.",
+        f"{label} is a list, which autograd takes for one gradient, where backward returns one "
+        "gradient per input of forward (section 9).",
     )
     require(
         isinstance(result, tuple) and len(result) == 2,
@@ -158,7 +155,10 @@ def check_dg(value, x: float, right: float) -> None:
 # Exercise 2 · Two partial derivatives at many points
 
 POINTS_BACK = "it holds the points themselves: return the gradients, x.grad and y.grad."
-AVERAGED = "it is divided by the number of points: reduce with .sum(), not .mean()."
+AVERAGED = (
+    "it is divided by the number of points: a mean scales every point's term by 1/n (lesson 3, "
+    "section 5)."
+)
 SWAPPED_PARTIALS = "dx and dy are swapped: return (df/dx, df/dy), in that order."
 EVEN = (
     "it holds the derivatives at evenly spaced points between the first and last coordinate: "
@@ -187,9 +187,8 @@ def watching_partials():
     except CheckFailed as failure:
         if "only for scalar outputs" in str(failure):
             raise CheckFailed(
-                f"{failure}\nf(x, y) holds one value per point: reduce it with .sum() before "
-                "backward(). Each point appears only in its own term, so the gradients of the sum "
-                "are the partial derivatives at every point."
+                f"{failure}\nf(x, y) holds one value per point, and backward() starts from one "
+                "number (lesson 3, section 3; section 1 here)."
             ) from None
         raise
 
@@ -296,14 +295,14 @@ def check_descent_path(path, x0, before, label: str, expected, *, piled_up, uphi
 # Exercise 4 · Central differences, element by element
 
 FORWARD_DIFFERENCE = (
-    "that is the forward difference (f(x + h e_i) - f(x)) / h; the central one steps both ways: "
-    "(f(x + h e_i) - f(x - h e_i)) / (2h)."
+    "that is the forward difference (f(x + h e_i) - f(x)) / h; the central one steps both ways "
+    "(section 7)."
 )
-TWICE = "it is twice the right value: the two points are 2h apart, so divide by 2 * h."
+TWICE = "it is twice the right value: the two points are 2h apart (section 7)."
 PRECEDENCE = "it is h**2 times the right value: `/ 2 * h` divides by 2 and then multiplies by h."
 ALL_AT_ONCE = (
-    "every element holds the same number: you nudged all of x at once (x + h). Nudge one "
-    "element at a time, leaving the others as they are."
+    "every element holds the same number: you nudged all of x at once (x + h), where each "
+    "partial derivative moves one element alone (section 7)."
 )
 
 
@@ -315,12 +314,12 @@ def check_central_difference(
     require(
         torch.allclose(x, before, rtol=0.0, atol=1e-12),
         f"central_difference changed x: it was\n{before}\nbefore the call and is\n{x}\nafter it. "
-        "The caller still needs x as it was: nudge a copy (x.clone()), or put the value back.",
+        "The caller still needs x as it was.",
     )
     require(
         not (isinstance(result, torch.Tensor) and result.numel() == 1 < x.numel()),
         f"{label} returned one number, {result}, but x has {x.numel()} elements: return one "
-        "estimate per element. x + h moves every element at once; nudge one element at a time.",
+        "estimate per element. x + h moves every element at once (section 7).",
     )
     right = torch.as_tensor(right, dtype=torch.float64)
     check_tensor(

@@ -215,24 +215,18 @@ TOO_EARLY = (
 _PER_PATH = (
     "the AccumulateGrad node of a leaf was called {calls} times: manual_backward followed "
     "every path separately and called nodes once per path. The numbers may come out right, "
-    "but the engine runs each node once: collect the gradients a node receives, add them, "
-    "and call the node once on the sum, in the order you are given."
+    "but the engine runs each node once, on everything it received (sections 6 and 8)."
 )
 _PER_OUTPUT = (
     "a node with several outputs (such as UnbindBackward0 or SplitBackward0, made by unbind, "
-    "split or chunk) takes one gradient per output, in output order. Keep what a node receives "
-    "per output index, the second number of each (node, index) entry of next_functions, and "
-    "call the node with one gradient per output (None for an output that received nothing)."
+    "split or chunk) takes one gradient per output, in output order, and the entries of "
+    "next_functions say which output each gradient is for (section 7)."
 )
 _ENGINE = (
     "manual_backward called backward() or torch.autograd.grad, so PyTorch's engine did the "
-    "walk. Do it yourself: call each grad_fn node on the gradient it received and pass the "
-    "results along its next_functions."
+    "walk, where the exercise asks for the walk by hand (section 8)."
 )
-REPLACED = (
-    "manual_backward replaced what .grad held; backward() adds to it. Deliver by calling the "
-    "leaf's AccumulateGrad node, which adds."
-)
+REPLACED = "manual_backward replaced what .grad held; backward() adds to it (section 4)."
 
 
 def run_manual_backward(manual_backward, output, order, where) -> None:
@@ -257,8 +251,8 @@ def run_counted(manual_backward, leaves, output, order, where) -> None:
     for i, leaf in enumerate(leaves):
         require(
             leaf.grad is not None,
-            f"after manual_backward({where}, order), leaf {i}'s .grad is None: deliver the "
-            "gradient that reaches each leaf's AccumulateGrad node by calling that node on it.",
+            f"after manual_backward({where}, order), leaf {i}'s .grad is None: the gradient that "
+            "reached the leaf's AccumulateGrad node was never delivered (section 4).",
         )
     require(
         max(calls) <= 1,
@@ -324,7 +318,7 @@ def call_gradient_at(gradient_at, output, tensor, order, shown):
     require(
         not calls,
         "gradient_at called backward() or torch.autograd.grad, so PyTorch's engine did the "
-        "walk. Do it yourself, as in manual_backward, and stop at tensor.grad_fn.",
+        "walk, where the exercise asks for the walk by hand, as in manual_backward (section 8).",
     )
     require(
         got is not None,

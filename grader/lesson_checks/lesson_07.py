@@ -64,8 +64,8 @@ def fine_tune_run(model):
         raise CheckFailed(
             "fine_tune's loss does not depend on anything that trains: running the later "
             "layers under torch.no_grad() (or detaching their output) cuts the way back to the "
-            "first layer. Freeze them with requires_grad_(False) and run the model as usual: "
-            "the gradient still flows through frozen layers."
+            "first layer, where the gradient must still flow through the frozen layers "
+            "(sections 2 and 3)."
         ) from None
 
 
@@ -78,7 +78,7 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4, drawn=False) -> Non
         require(
             p.requires_grad,
             f"model[0].{name}.requires_grad is False: the first layer is the one that trains "
-            "here. Freeze the layers after it, model[1:], and leave model[0] alone.",
+            "here, and the layers after it are the ones to freeze (section 2).",
         )
     for index, layer in list(enumerate(model))[1:]:
         for name, p in layer.named_parameters():
@@ -90,13 +90,13 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4, drawn=False) -> Non
             )
             require(
                 p.grad is None,
-                f"{where}.grad is not None: a frozen layer got a gradient. Freeze the layers "
-                "before the first backward().",
+                f"{where}.grad is not None: a frozen layer got a gradient, so it was frozen after "
+                "a backward() had run (section 2).",
             )
             require(
                 torch.equal(p, original[index].get_parameter(name)),
-                f"{where} changed: a frozen layer must keep its values. Update only the "
-                "parameters that still train (give the optimizer only those).",
+                f"{where} changed: a frozen layer must keep its values, and only the parameters "
+                "that still train are to be updated (section 2).",
             )
     for (name, p), want, old in zip(model[0].named_parameters(), expected, stale, strict=False):
         check_drawn_tensor(
@@ -106,8 +106,8 @@ def check_fine_tuned(model, run, expected, stale, atol=1e-4, drawn=False) -> Non
             atol=atol,
             drawn="fine_tune a model whose activations were" if drawn else None,
             mistakes={
-                "the gradients of earlier steps were added in: clear them at every step "
-                "with optimizer.zero_grad().": old,
+                "the gradients of earlier steps were added in: backward() adds to .grad "
+                "(lesson 4, section 5).": old,
                 "the first layer did not change: it must keep requires_grad=True and be in "
                 "the optimizer, and the loss must reach it through the frozen layers.": (
                     original[0].get_parameter(name)
@@ -128,8 +128,8 @@ def keeping_grads(model):
     }
     with explained(
         "does not require grad",
-        "A frozen parameter (requires_grad False) has no gradient to ask for: "
-        "give torch.autograd.grad only the parameters that require gradients.",
+        "A frozen parameter (requires_grad False) has no gradient to ask for, and "
+        "torch.autograd.grad refuses to differentiate with respect to one (section 2).",
     ):
         yield saved
 
@@ -237,7 +237,7 @@ def explaining_newton_errors():
     """Around the call of newton_step: explain a second gradient with nothing to differentiate."""
     with explained(
         "does not require grad",
-        "Either x was not tracked (make a tracked copy, x.detach().requires_grad_()), or the "
+        "Either x was not tracked, or the "
         "first gradient was computed without create_graph=True, so it is a constant with "
         "nothing to differentiate.",
     ):
@@ -284,15 +284,15 @@ def check_newton(result, x, expected, d1, d2, text, formula=None, drawn=False) -
 # Exercise 6 · Clip a gradient's length with a hook
 
 _CLIPPING = {
-    "unclipped": "x.grad is not clipped: the hook must return the clipped gradient, and be "
-    "registered on h before loss.backward().",
+    "unclipped": "x.grad is not clipped: a hook changes a gradient only through what it returns, "
+    "and only if it is registered before backward() runs (section 5).",
     "clamped": "each entry of the gradient into h was clamped to [-max_norm, max_norm], as in "
-    "section 5: scale the whole gradient by max_norm / its length instead, so that its "
-    "direction stays.",
+    "section 5, which turns the gradient's direction: clipping a length keeps the "
+    "direction.",
     "x": "the gradient of x was clipped, not the gradient flowing into h: clip the gradient "
-    "into h = x ** 3 (a hook on h does it), before it reaches x.",
+    "into h (x ** 3) on its way to x (section 5).",
     "stretched": "the gradient into h was scaled to length max_norm although it was shorter: "
-    "a gradient no longer than max_norm must pass unchanged (scale it by at most 1).",
+    "a gradient no longer than max_norm must pass unchanged.",
 }
 
 

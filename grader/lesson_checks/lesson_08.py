@@ -39,8 +39,7 @@ def check_jacobian(result, expected, text, wrong=None, drawn=False) -> None:
         raise CheckFailed(
             f"jacobian_by_columns({text}, x) returned one vector of {m} numbers, not an "
             f"{m} x {n} matrix: one Jacobian-vector product with a vector of ones gives J·1, "
-            "the sum of the columns. Make one forward pass per input, each with a tangent that "
-            "is 1 at that input and 0 elsewhere (section 2)."
+            "the sum of the columns, where each column comes from a pass of its own (section 2)."
         )
     mistakes = {
         "the columns were stacked as rows: this is the Jacobian transposed. The Jacobian-vector "
@@ -144,7 +143,7 @@ def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
         drawn="per_sample_grads a loss" if drawn else None,
         mistakes={
             "row i holds the sum of the gradients of examples 0 to i: backward() adds to "
-            "w.grad, so clear it before each example, or use torch.autograd.grad (lesson 4, "
+            "w.grad, so each example's gradient was added to the ones before it (lesson 4, "
             "and section 5).": wrong["running"],
             "these are the gradients with respect to each x, not w: differentiate with "
             "respect to w (section 1 on grad's first argument).": wrong["x"],
@@ -166,8 +165,7 @@ def explaining_module_errors():
     with explained(
         "vmap",
         "vmap was told to split an argument that has no batch dimension: the parameters are "
-        "shared by every example (in_dims None for them), xs and ys hold one example per row "
-        "(section 5).",
+        "shared by every example, where xs and ys hold one example per row (section 5).",
     ):
         yield
 
@@ -178,8 +176,8 @@ _NORM_MISTAKES = {
     "summed": "this adds up one length per parameter tensor: the length of an example's "
     "gradient is taken over all its parameters together, as one long vector (Exercise 5).",
     "running": "entry i is the length of the gradients of examples 0 to i added up: backward() "
-    "adds to .grad, so clear the gradients before each example, or use torch.autograd.grad "
-    "(lesson 4, and section 5).",
+    "adds to .grad, so each example's gradients were added to the ones before it (lesson 4, "
+    "and section 5).",
 }
 
 

@@ -178,16 +178,16 @@ def check_grad_with_saved_as(
     ):
         raise CheckFailed(
             f"grad_with_saved_as(f, x, dtype) is wrong: on {x.dtype} numbers, backward() got the "
-            f"saved tensors back in float32, not in the {x.dtype} they had before packing; the "
-            "unpack hook must give each one back in the dtype it had (section 3)."
+            f"saved tensors back in float32, not in the {x.dtype} they had before packing (section "
+            "3)."
         )
     mistakes = {
-        "that is the exact gradient: the saved tensors were kept in full precision. Pack "
-        "every tensor the graph saves into dtype while f runs (section 3).": exact,
-        "backward() got the saved tensors back in dtype: the unpack hook must give each one "
-        "back in the dtype it had before packing (section 3).": unrestored,
+        "that is the exact gradient: the saved tensors were kept in full precision "
+        "(section 3).": exact,
+        "backward() got the saved tensors back in dtype, not in the dtype they had before "
+        "packing (section 3).": unrestored,
         "the saved tensors were stored in another 16-bit dtype than the one asked for: "
-        "store them in the dtype grad_with_saved_as is handed (section 3).": other_dtype,
+        "grad_with_saved_as is handed its dtype (section 3).": other_dtype,
     }
     check_drawn_tensor(
         result,
@@ -211,9 +211,9 @@ def check_segment_bytes(result, expected, wrong, text) -> None:
         expected,
         f"segment_checkpoint_bytes({text})",
         {
-            "that is what the blocks save with no checkpointing at all: run each segment "
-            "through checkpoint(..., use_reentrant=False) while the hook counts (section "
-            "4).": wrong["plain"],
+            "that is what the blocks save with no checkpointing at all (section 4).": wrong[
+                "plain"
+            ],
             "that is what checkpointing every block alone saves: a segment of k blocks is "
             "checkpointed as one, so only its first block's input is saved (section 4).": wrong[
                 "each"

@@ -1,7 +1,10 @@
 """Typical wrong answers fail their tests with a message that names the mistake, and the judge,
 comparing what the lesson's probes observe with the solution, rejects every one of them too."""
 
+import ast
+import re
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -10,6 +13,7 @@ import yaml
 from answer_runs import SEED, answer_cases, tried_by_lesson
 from notebook_tools import checked_answers
 
+from grader.cells import by_grade_id
 from grader.course import solution_notebook
 from grader.judging.verdict import verdict
 
@@ -25,6 +29,46 @@ def _wrong_answers(lesson: str) -> list[dict]:
 def wrong_answer_runs(tmp_path_factory):
     """Each lesson's wrong answers tried once, on first use."""
     return tried_by_lesson(_wrong_answers, tmp_path_factory)
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@"}
+
+
+def _fragments(code: str) -> set[str]:
+    """Pieces of code a message could hand over: method calls (`detach()`,
+    `requires_grad_(False)`), dotted calls (`torch.no_grad()`), in-place updates (`p -=`),
+    and short assignments (`w.grad = None`)."""
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            args = ", ".join(ast.unparse(a) for a in [*node.args, *node.keywords])
+            found.add(f"{node.func.attr}({args})")
+            found.add(ast.unparse(node))
+        elif isinstance(node, ast.AugAssign):
+            found.add(f"{ast.unparse(node.target)} {_OPS.get(type(node.op), '?')}=")
+        elif isinstance(node, ast.Assign) and len(ast.unparse(node)) <= 30:
+            found.add(ast.unparse(node))
+    return {f for f in found if len(f) >= 4}
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("`", ""))
+
+
+@cache
+def _cells(lesson: str) -> dict:
+    nb = nbformat.read(solution_notebook(lesson), as_version=4)
+    return {grade_id: cell.source for grade_id, cell in by_grade_id(nb).items()}
+
+
+def handed_over(message: str, lesson: str, answer: dict) -> set[str]:
+    """The code of the fix in `message`: pieces of the solution's answer cell that the wrong
+    answer and the test cell do not have."""
+    cells = _cells(lesson)
+    fix = _fragments(cells[answer["cell"]]) - _fragments(answer["answer"])
+    fix -= _fragments(cells[answer["test"]])
+    flat = _flat(message)
+    return {piece for piece in fix if _flat(piece) in flat}
 
 
 def test_every_exercise_has_three_typical_wrong_answers(lesson):
@@ -55,3 +99,6 @@ def test_wrong_answer_fails_with_the_explaining_message(case, wrong_answer_runs,
     assert errors, f"{answer['mistake']}: {answer['test']} passed"
     assert errors[0]["ename"] == "CheckFailed", (answer["mistake"], errors[0]["evalue"])
     assert answer["message"] in errors[0]["evalue"], (answer["mistake"], errors[0]["evalue"])
+    assert handed_over(errors[0]["evalue"], lesson, answer) == set(), (
+        f"{answer['mistake']}: the message hands over the code of the fix"
+    )
