@@ -51,7 +51,8 @@ def check_make_weights(make_weights, counts, right_w, right_loss, right_grad) ->
     require(
         loss.requires_grad,
         f"loss = {shown}[1] does not require gradients, so loss.backward() cannot reach w: "
-        "w required gradients only after loss was computed from it (section 6).",
+        "w required gradients only after loss was computed from it, or loss was computed from "
+        "something other than w itself (section 6).",
     )
     loss.backward()
     check_grad(w, right_grad, f"w = {shown}[0]", atol=1e-5)
@@ -82,6 +83,8 @@ def check_fresh_leaf(fresh_leaf, t, name, values, right_grad, source):
     check_tensor(t, values, f"{name} after the update of trial")
     require(
         source.grad is None,
-        f"The gradient of trial's loss reached {name}: trial is still linked to it (section 7).",
+        f"{name}.grad is not None: a gradient reached {name}, and not through trial, which is a "
+        f"leaf. fresh_leaf itself ran a backward pass into {name}, where it only has to make "
+        "the new tensor (section 7).",
     )
     return trial

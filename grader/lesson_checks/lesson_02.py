@@ -148,7 +148,7 @@ def check_sigmoid_loss(sigmoid_loss, w, before, right_loss, right_grad, through_
         atol=1e-5,
         mistakes={
             "autograd used a sigmoid output that was changed behind its back (through .data), "
-            "so its backward formula got the wrong numbers. Compute a new tensor "
-            "(y = y * 2) instead of changing y in place.": through_data,
+            "so its backward formula got the wrong numbers: it needs that output as it was "
+            "(section 9 and lesson 1, section 7).": through_data,
         },
     )

@@ -232,14 +232,15 @@ def _shape_advice(got: tuple, want: tuple) -> str:
     """What a result of shape `got` instead of `want` says about the dimensions summed."""
     if not got:
         return (
-            "you summed over every dimension, where only the dimensions that broadcasting "
-            "added (the leading ones) or stretched (where shape has size 1) are summed "
-            "(section 12)."
+            "you summed over every dimension and kept none, where only the dimensions that "
+            "broadcasting added (the leading ones) or stretched (where shape has size 1) are "
+            "summed, and a stretched one stays, with size 1 (section 12)."
         )
     if len(got) < len(want):
         return (
-            "a dimension is missing: a sum drops the dimension it runs over, and where shape has "
-            "size 1 that dimension must stay, with size 1 (section 12)."
+            "a dimension is missing: a sum drops the dimension it runs over, so either it ran "
+            "over a dimension the input has, or it dropped a size-1 dimension that must stay, "
+            "with size 1 (section 12)."
         )
     if len(got) > len(want):
         return "it still has the dimensions that broadcasting added, the leading ones (section 12)."

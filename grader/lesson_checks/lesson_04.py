@@ -144,7 +144,8 @@ def check_accumulated_gradient(
         mistakes[STALE] = stale
     require(
         w.grad is not None,
-        f"w.grad is None after {name}: no backward() reached w (section 4).",
+        f"w.grad is None after {name}: either no backward() reached w, or w.grad was cleared "
+        "after the last one, where the gradient must be left in it (sections 4 and 5).",
     )
     check_drawn_tensor(
         w.grad, right, f"w.grad after {name}", atol=1e-5, mistakes=mistakes, drawn=drawn
@@ -169,7 +170,8 @@ CUT = (
 UNCHANGED = (
     "w did not change. Either the state was not carried from step to step (with s = 0, w * s "
     "does not depend on w; section 7), or the update did not "
-    "reach the caller's w (`w = w - ...` makes a new tensor; lesson 2, section 9)."
+    "reach the caller's w (`w = w - ...` makes a new tensor; section 10 and lesson 2, "
+    "section 9)."
 )
 NOT_CLEARED = (
     "each step used the sum of all the gradients so far: gradients accumulate (sections 4 and 5)."
@@ -301,11 +303,12 @@ def check_df_and_grad_after_three(values, slopes, after_three) -> None:
 
 NO_GRADIENT = (
     "A parameter that the loss did not use has p.grad = None: there is nothing to step it "
-    "with, and an optimizer leaves such a parameter where it is."
+    "with, and an optimizer leaves such a parameter where it is (Exercise 7's text)."
 )
 NOT_MOVED = (
-    "it did not change. Writing `p = p - ...` inside the function makes a new tensor and leaves "
-    "the caller's parameter as it was (lesson 2, section 9)."
+    "it did not change: the update never reached the caller's parameter. A new tensor under "
+    "the same name (`p = p - ...`) leaves the caller's one as it was, and a gradient cleared "
+    "before the step moves nothing (section 10 and lesson 2, section 9)."
 )
 
 

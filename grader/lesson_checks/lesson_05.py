@@ -87,8 +87,8 @@ def check_gradient_pair(result, right, grad_output, label: str, *, saved_result=
     """Check the backward's result for `grad_output` is the tuple `right` (for w, then for x)."""
     require(
         not isinstance(result, list),
-        f"{label} is a list, which autograd takes for one gradient, where backward returns one "
-        "gradient per input of forward (section 9).",
+        f"{label} is a list, which autograd takes for one gradient: backward hands its gradients "
+        "back as a tuple, one per input of forward (section 9 and the exercise's text).",
     )
     require(
         isinstance(result, tuple) and len(result) == 2,
@@ -301,8 +301,8 @@ FORWARD_DIFFERENCE = (
 TWICE = "it is twice the right value: the two points are 2h apart (section 7)."
 PRECEDENCE = "it is h**2 times the right value: `/ 2 * h` divides by 2 and then multiplies by h."
 ALL_AT_ONCE = (
-    "every element holds the same number: you nudged all of x at once (x + h), where each "
-    "partial derivative moves one element alone (section 7)."
+    "every element holds the same number: you nudged all of x at once (x + h), whereas each "
+    "partial derivative moves one element alone (section 8 and the exercise's text)."
 )
 
 
@@ -314,12 +314,13 @@ def check_central_difference(
     require(
         torch.allclose(x, before, rtol=0.0, atol=1e-12),
         f"central_difference changed x: it was\n{before}\nbefore the call and is\n{x}\nafter it. "
-        "The caller still needs x as it was.",
+        "Nudging x's own elements in place changed the caller's tensor, which still needs its "
+        "values: the nudged points must be tensors of their own (lesson 1, section 7).",
     )
     require(
         not (isinstance(result, torch.Tensor) and result.numel() == 1 < x.numel()),
         f"{label} returned one number, {result}, but x has {x.numel()} elements: return one "
-        "estimate per element. x + h moves every element at once (section 7).",
+        "estimate per element. x + h moves every element at once (section 8).",
     )
     right = torch.as_tensor(right, dtype=torch.float64)
     check_tensor(

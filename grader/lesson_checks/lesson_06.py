@@ -224,7 +224,7 @@ _PER_OUTPUT = (
 )
 _ENGINE = (
     "manual_backward called backward() or torch.autograd.grad, so PyTorch's engine did the "
-    "walk, where the exercise asks for the walk by hand (section 8)."
+    "walk, whereas the exercise asks for the walk by hand (section 8)."
 )
 REPLACED = "manual_backward replaced what .grad held; backward() adds to it (section 4)."
 
@@ -251,8 +251,9 @@ def run_counted(manual_backward, leaves, output, order, where) -> None:
     for i, leaf in enumerate(leaves):
         require(
             leaf.grad is not None,
-            f"after manual_backward({where}, order), leaf {i}'s .grad is None: the gradient that "
-            "reached the leaf's AccumulateGrad node was never delivered (section 4).",
+            f"after manual_backward({where}, order), leaf {i}'s .grad is None: nothing was "
+            "delivered to it. A leaf's .grad is filled only when its AccumulateGrad node is "
+            "called on the gradient that reached it (sections 4 and 8).",
         )
     require(
         max(calls) <= 1,
@@ -318,7 +319,7 @@ def call_gradient_at(gradient_at, output, tensor, order, shown):
     require(
         not calls,
         "gradient_at called backward() or torch.autograd.grad, so PyTorch's engine did the "
-        "walk, where the exercise asks for the walk by hand, as in manual_backward (section 8).",
+        "walk, whereas the exercise asks for the walk by hand, as in manual_backward (section 8).",
     )
     require(
         got is not None,

@@ -62,10 +62,10 @@ def fine_tune_run(model):
         if "does not require grad" not in str(failure):
             raise
         raise CheckFailed(
-            "fine_tune's loss does not depend on anything that trains: running the later "
-            "layers under torch.no_grad() (or detaching their output) cuts the way back to the "
-            "first layer, where the gradient must still flow through the frozen layers "
-            "(sections 2 and 3)."
+            "fine_tune's loss does not depend on anything that trains: either the first layer "
+            "was frozen too, or the later layers ran with recording off (or had their output "
+            "detached), which cuts the way back to the first layer. Freezing a layer's "
+            "parameters leaves the way through it open (section 3; lesson 1, section 6)."
         ) from None
 
 
@@ -129,7 +129,7 @@ def keeping_grads(model):
     with explained(
         "does not require grad",
         "A frozen parameter (requires_grad False) has no gradient to ask for, and "
-        "torch.autograd.grad refuses to differentiate with respect to one (section 2).",
+        "torch.autograd.grad refuses to differentiate with respect to one (sections 2 and 4).",
     ):
         yield saved
 
@@ -237,9 +237,9 @@ def explaining_newton_errors():
     """Around the call of newton_step: explain a second gradient with nothing to differentiate."""
     with explained(
         "does not require grad",
-        "Either x was not tracked, or the "
-        "first gradient was computed without create_graph=True, so it is a constant with "
-        "nothing to differentiate.",
+        "Either the gradient was asked with respect to x, which does not require gradients (a "
+        "tracked copy of its values is needed), or the first gradient was computed without "
+        "create_graph=True, so it is a constant with nothing to differentiate (section 4).",
     ):
         yield
 
@@ -287,8 +287,8 @@ _CLIPPING = {
     "unclipped": "x.grad is not clipped: a hook changes a gradient only through what it returns, "
     "and only if it is registered before backward() runs (section 5).",
     "clamped": "each entry of the gradient into h was clamped to [-max_norm, max_norm], as in "
-    "section 5, which turns the gradient's direction: clipping a length keeps the "
-    "direction.",
+    "section 5, which can turn the gradient's direction and does not set its length: "
+    "clipping a length keeps the direction.",
     "x": "the gradient of x was clipped, not the gradient flowing into h: clip the gradient "
     "into h (x ** 3) on its way to x (section 5).",
     "stretched": "the gradient into h was scaled to length max_norm although it was shorter: "

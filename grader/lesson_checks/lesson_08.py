@@ -39,7 +39,7 @@ def check_jacobian(result, expected, text, wrong=None, drawn=False) -> None:
         raise CheckFailed(
             f"jacobian_by_columns({text}, x) returned one vector of {m} numbers, not an "
             f"{m} x {n} matrix: one Jacobian-vector product with a vector of ones gives J·1, "
-            "the sum of the columns, where each column comes from a pass of its own (section 2)."
+            "the sum of the columns, whereas each column comes from a pass of its own (section 2)."
         )
     mistakes = {
         "the columns were stacked as rows: this is the Jacobian transposed. The Jacobian-vector "
@@ -144,7 +144,7 @@ def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
         mistakes={
             "row i holds the sum of the gradients of examples 0 to i: backward() adds to "
             "w.grad, so each example's gradient was added to the ones before it (lesson 4, "
-            "and section 5).": wrong["running"],
+            "sections 4 and 5; section 5 here).": wrong["running"],
             "these are the gradients with respect to each x, not w: differentiate with "
             "respect to w (section 1 on grad's first argument).": wrong["x"],
             "each row is divided by the number of examples: row i is the gradient of example "
@@ -165,7 +165,7 @@ def explaining_module_errors():
     with explained(
         "vmap",
         "vmap was told to split an argument that has no batch dimension: the parameters are "
-        "shared by every example, where xs and ys hold one example per row (section 5).",
+        "shared by every example, whereas xs and ys hold one example per row (section 5).",
     ):
         yield
 
@@ -177,7 +177,7 @@ _NORM_MISTAKES = {
     "gradient is taken over all its parameters together, as one long vector (Exercise 5).",
     "running": "entry i is the length of the gradients of examples 0 to i added up: backward() "
     "adds to .grad, so each example's gradients were added to the ones before it (lesson 4, "
-    "and section 5).",
+    "sections 4 and 5; section 5 here).",
 }
 
 

@@ -182,8 +182,8 @@ def check_grad_with_saved_as(
             "3)."
         )
     mistakes = {
-        "that is the exact gradient: the saved tensors were kept in full precision "
-        "(section 3).": exact,
+        "that is the exact gradient: the saved tensors were kept in full precision. The "
+        "hooks act only on what is saved while f runs inside them (section 3).": exact,
         "backward() got the saved tensors back in dtype, not in the dtype they had before "
         "packing (section 3).": unrestored,
         "the saved tensors were stored in another 16-bit dtype than the one asked for: "
