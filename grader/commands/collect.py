@@ -308,7 +308,7 @@ class _Clock:
     def __init__(self, course: Course, given: str | None):
         self.course, self.zone, self.how = course, None, ""
         if given:
-            self.zone, self.how = _zone(given, "--timezone"), f"{given}, as given"
+            self.zone, self.how = _zone(given, "--time-zone"), f"{given}, as given"
 
     def _course_zone(self) -> None:
         if self.how:

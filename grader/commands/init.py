@@ -185,14 +185,6 @@ def ensure_entered(course: Course, selected: list[str]) -> list[str]:
     return missing
 
 
-def enter_roster(course: Course, roster: Path, id_column: str | None = None) -> list[str]:
-    """Add the students of the roster file `roster` (any form `read_roster` reads) to the
-    course's gradebook and its roster.csv; their ids."""
-    students = read_roster(roster, id_column)
-    enter_students(course, students)
-    return [student.id for student in students]
-
-
 def enter_students(course: Course, students: list[Student]) -> None:
     """Enter `students` in the course's gradebook (names, email and the platform's user id,
     where known) and keep them as the course's roster.csv."""
@@ -208,14 +200,6 @@ def enter_students(course: Course, students: list[Student]) -> None:
     save_roster(course.root, students)
     for note in getattr(students, "notes", []):  # rows left out on purpose (a test student)
         print(terminal_safe(note), file=sys.stderr)
-
-
-def enter_due_dates(course: Course, due_dates: Path) -> dict[str, datetime]:
-    """Set each lesson's due date from the CSV `due_dates` (columns: lesson, due), read in the
-    course's time zone; the due dates set."""
-    dues = read_due_dates(due_dates, course.lessons, course_time_zone(course))
-    set_due_dates(course, dues)
-    return dues
 
 
 def set_due_dates(course: Course, dues: dict[str, datetime]) -> list[tuple[str, str]]:
