@@ -31,9 +31,6 @@ def wrong_answer_runs(tmp_path_factory):
     return tried_by_lesson(_wrong_answers, tmp_path_factory)
 
 
-_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@"}
-
-
 def _fragments(code: str) -> set[str]:
     """Pieces of code a message could hand over: method calls (`detach()`,
     `requires_grad_(False)`), dotted calls (`torch.no_grad()`), in-place updates (`p -=`),
@@ -45,7 +42,8 @@ def _fragments(code: str) -> set[str]:
             found.add(f"{node.func.attr}({args})")
             found.add(ast.unparse(node))
         elif isinstance(node, ast.AugAssign):
-            found.add(f"{ast.unparse(node.target)} {_OPS.get(type(node.op), '?')}=")
+            target = ast.unparse(node.target)  # `p -= lr * g` gives `p -=`
+            found.add(target + ast.unparse(node)[len(target) :].partition("=")[0] + "=")
         elif isinstance(node, ast.Assign) and len(ast.unparse(node)) <= 30:
             found.add(ast.unparse(node))
     return {f for f in found if len(f) >= 4}
