@@ -36,6 +36,17 @@ def is_test(cell) -> bool:
     return cell.get("cell_type") == "code" and is_graded(cell) and not is_answer(cell)
 
 
+OWN_TASK = "own-task"  # the tag of a lesson cell that shows the student's own task
+
+
+def starts_own_work(cell) -> bool:
+    """Whether the cell is where a submission's own work starts: an answer, a graded cell, or a
+    cell that shows the student's own task (tagged OWN_TASK), which the lesson's shared first
+    run would show for nobody in particular."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return not is_lesson_code(cell) or (isinstance(tags, list) and OWN_TASK in tags)
+
+
 def is_lesson_code(cell) -> bool:
     """Whether the cell is lesson code: neither an answer nor graded, the same for everyone."""
     return cell.get("cell_type") == "code" and not is_answer(cell) and not is_graded(cell)

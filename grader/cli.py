@@ -32,6 +32,7 @@ def _init(args) -> int:
         id_column=args.id_column,
         time_zone=args.time_zone,
         late_policy=args.late_policy,
+        variants=args.variants,
     )
     print(
         f"{course.root} is a course for {len(course.lessons)} lessons;"
@@ -209,6 +210,23 @@ def _report(args) -> int:
     return 0
 
 
+def _keys(args) -> int:
+    from grader.commands.tasks import write_keys
+
+    course = _course(args)
+    path, count = write_keys(course, args.to or course.root / "course_keys.csv")
+    print(terminal_safe(f"wrote {path}: the course keys of {count} students, one each to hand out"))
+    return 0
+
+
+def _tasks(args) -> int:
+    from grader.commands.tasks import student_tasks
+
+    course = _course(args)
+    print(terminal_safe("\n".join(student_tasks(course, args.student, args.lesson))))
+    return 0
+
+
 def _demo(args) -> int:
     from grader.commands.demo import run_demo
     from grader.commands.score_table import score_table
@@ -258,6 +276,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="POLICY",
         help="none (default), zero, per-hour:AMOUNT or per-day:AMOUNT, then optionally"
         " ,cap:AMOUNT; AMOUNT is points or N%% of the score",
+    )
+
+    init.add_argument(
+        "--variants",
+        metavar="LESSONS",
+        help="give each student their own tasks in these lessons (comma-separated ids, or all);"
+        " off (default) gives everyone the class-wide tasks",
     )
 
     rel = command(
@@ -380,6 +405,15 @@ def parser() -> argparse.ArgumentParser:
         "--until", required=True, metavar="WHEN", help="new deadline, e.g. 2026-10-08T23:59-04:00"
     )
     ext.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+
+    keys = command("keys", _keys, "each student's course key, for their own tasks (a CSV)")
+    keys.add_argument("--to", type=Path, help="CSV file (default: COURSE/course_keys.csv)")
+    keys.add_argument("--course-dir", type=Path, help=COURSE_HELP)
+
+    tasks = command("tasks", _tasks, "a student's own tasks, as their notebook shows them")
+    tasks.add_argument("student")
+    tasks.add_argument("--lesson", action="append", help="only this lesson (repeatable)")
+    tasks.add_argument("--course-dir", type=Path, help=COURSE_HELP)
 
     demo = command("demo", _demo, "the whole pipeline on the bundled example class")
     demo.add_argument("--out", type=Path, default=DEFAULT_OUT, help="course folder to create")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.cells import is_lesson_code, is_test
+from grader.cells import is_lesson_code, is_test, starts_own_work
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO_ROOT / "solutions"
@@ -70,6 +70,16 @@ def setup_cell_source() -> str:
     )
 
 
+# A lesson with tasks of each student's own has this cell after its imports (grader/variants).
+KEY_CELL = (
+    "# Your course key: if your course gave you one, paste it between the quotes and run this\n"
+    "# cell (on a course hub it is set for you). It picks your own task in some exercises.\n"
+    "from grader.variants import my_task, use_course_key\n"
+    "\n"
+    'use_course_key("")'
+)
+
+
 def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
     """The released lessons' code (no solutions in it): the lesson cells among and after the
     exercises, which every submission's fork runs, and each lesson's code cells before its
@@ -78,7 +88,7 @@ def released_lesson_code() -> tuple[list[str], dict[str, list[str]]]:
     for lesson in lessons():
         code = [c for c in nbformat.read(student_notebook(lesson), as_version=4).cells]
         code = [c for c in code if c.cell_type == "code"]
-        first = next((i for i, c in enumerate(code) if not is_lesson_code(c)), len(code))
+        first = next((i for i, c in enumerate(code) if starts_own_work(c)), len(code))
         prefixes[lesson] = [c.source for c in code[:first]]
         sources += [c.source for c in code[first:] if is_lesson_code(c)]
     return sources, prefixes

@@ -8,12 +8,14 @@ from nbgrader.api import MissingEntry
 
 from grader.compat import UTC
 from grader.course import OWN_SOURCE, REPO_ROOT, SOLUTIONS, Course, CourseError, is_course, lessons
+from grader.course_keys import ALL, make_secret, varied_lessons
 from grader.grading import outcomes
 from grader.lms.due_dates import course_time_zone, read_due_dates, zone_named
 from grader.lms.late_policy import PLUGIN_NAME, parse_policy, policy_in_force
 from grader.lms.roster import Student, read_roster, save_roster
 from grader.outcome import nbgrader_failure
 from grader.safe_output.text import terminal_safe
+from grader.variants.families import FAMILIES
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -34,6 +36,8 @@ c.CourseLatePolicy.policy = {policy!r}
 DB_URL_LINE = "c.CourseDirectory.db_url = {db_url!r}\n"
 # Due dates written with no zone are read in it; the formgrader shows times in it.
 TIME_ZONE_LINE = "c.NbGraderAPI.timezone = {time_zone!r}  # grader init --time-zone\n"
+# The lessons that give each student their own tasks (grader/course_keys.py).
+VARIANTS_LINE = "c.CourseVariants.lessons = {lessons!r}  # grader init --variants\n"
 
 
 def init_course(
@@ -45,6 +49,7 @@ def init_course(
     id_column: str | None = None,
     time_zone: str | None = None,
     late_policy: str | None = None,
+    variants: str | None = None,
 ) -> Course:
     """Create (or refresh) the course in `folder`: config, gradebook with every lesson, submitted/.
 
@@ -54,7 +59,9 @@ def init_course(
     With `due_dates`, a CSV with `lesson` and `due` columns (grader/lms/due_dates.py), nbgrader
     records late submissions; `time_zone` (an IANA name) is the course's, which due dates
     written without one are read in. `late_policy` is what a late submission costs
-    (grader/lms/late_policy.py; default none).
+    (grader/lms/late_policy.py; default none). `variants` gives each student their own tasks in
+    the lessons it names ("LESSON,LESSON", "all" or "off", the default; grader/course_keys.py);
+    the course's secret, which each student's key is made from, is made once and kept.
     With `db_url` (any SQLAlchemy URL, e.g. postgresql://…), the gradebook lives there instead of
     in gradebook.db. Refreshing a course keeps its time zone and late policy unless given anew.
 
@@ -66,6 +73,8 @@ def init_course(
     if id_column is not None and roster is None:
         raise ValueError("--id-column names a column of the roster: give the roster too")
     time_zone, policy = _settings(folder, time_zone, late_policy)
+    varied_before = _varied_before(folder)
+    varied = _variants(variants, varied_before)
     policy_before = _policy_before(folder)
     students = read_roster(roster, id_column) if roster is not None else None
     dues = None
@@ -83,7 +92,9 @@ def init_course(
         )
         + (DB_URL_LINE.format(db_url=db_url) if db_url else "")
         + (TIME_ZONE_LINE.format(time_zone=time_zone) if time_zone else "")
+        + (VARIANTS_LINE.format(lessons=varied) if varied else "")
     )
+    make_secret(folder)
     _link_lessons(folder / OWN_SOURCE)
     course = Course(folder)
     enter_lessons(course, lessons())
@@ -93,10 +104,15 @@ def init_course(
     if policy_before is not None and policy_before != policy:
         why = f"the late policy changed from {policy_before} to {policy}"
         marked += mark_late_submissions(course, why)
+    changed = set(varied_before or []) ^ varied_lessons(course.config())
+    if varied_before is not None and changed:
+        why = "the lesson's tasks changed from class-wide to each student's own, or back"
+        marked += mark_lessons(course, sorted(changed), why)
     if marked:
         print(
             f"{len(set(marked))} graded submissions will be graded again by the next"
-            " `grader autograde` (their late penalty changes); until then export gives none",
+            " `grader autograde` (their late penalty or their tasks change); until then export"
+            " gives none",
             file=sys.stderr,
         )
     return course
@@ -110,6 +126,44 @@ def _policy_before(folder: Path) -> str | None:
     config = Course(folder).config()
     policy = policy_in_force(config)
     return str(policy) if policy is not None else config.AssignLatePenalties.get("plugin_class", "")
+
+
+def _varied_before(folder: Path) -> list[str] | None:
+    """The lessons with tasks of each student's own in the course already in `folder` (None for
+    a new course)."""
+    return sorted(varied_lessons(Course(folder).config())) if is_course(folder) else None
+
+
+def _variants(given: str | None, before: list[str] | None) -> list[str]:
+    """The lessons `--variants` names (checked), else those of the course as it was."""
+    if given is None:
+        return before or []
+    chosen = [name.strip() for name in given.split(",") if name.strip()]
+    if chosen in ([], ["off"]):
+        return []
+    if chosen == [ALL]:
+        return [ALL]
+    having = sorted({family.lesson for family in FAMILIES.values()})
+    unknown = [name for name in chosen if name not in having]
+    if unknown:
+        raise ValueError(
+            f"--variants: {', '.join(unknown)} has no tasks of each student's own; the lessons "
+            f"that have are {', '.join(having)} (or give all, or off)"
+        )
+    return chosen
+
+
+def mark_lessons(course: Course, chosen: list[str], why: str) -> list[tuple[str, str]]:
+    """Mark every graded submission of the `chosen` lessons to be graded again, saying `why`."""
+    with course.api().gradebook as gb:
+        marked = [
+            (assignment.name, submission.student.id)
+            for assignment in gb.assignments
+            if assignment.name in chosen
+            for submission in assignment.submissions
+        ]
+    outcomes.mark_to_regrade(course.db_url, marked, why)
+    return marked
 
 
 def mark_late_submissions(course: Course, why: str) -> list[tuple[str, str]]:

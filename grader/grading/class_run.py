@@ -19,6 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grader.course import Course
+from grader.course_keys import read_secret, submitters_key, varied_lessons
 from grader.grading import outcomes, submission_check
 from grader.grading.course_lock import grading_lock
 from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
@@ -305,7 +306,11 @@ def _run_stock(api, task: GradingTask, notebooks: list[str], problems: dict) -> 
     """Grade the submission with stock `nbgrader autograde`."""
     lesson, student = task.lesson, task.student
     timings = Timings()
-    with timings.step("nbgrader steps"):
+    course = task.course
+    with (
+        timings.step("nbgrader steps"),
+        submitters_key(course.config(), course.root, lesson, student),
+    ):
         result = api.autograde(lesson, student)
     if result["success"]:
         with api.gradebook as gb:
@@ -493,6 +498,8 @@ def grade_submissions(
     made for this call with `jobs` worker processes (default: one per core).
     """
     engine = GradingEngine(engine)
+    if varied_lessons(course.config()) & set(lessons):
+        read_secret(course.root)  # SecretMissing, naming the file, before anything is graded
     if engine == GradingEngine.FAST:
         index_rows_by_notebook(course.db_url)
     limits = limits or (session.limits if session else Limits())

@@ -23,20 +23,23 @@ from nbformat.v4.rwbase import split_lines, strip_transient
 from sqlalchemy import Connection
 
 from grader.cells import autograded_tests, grade_id, is_test, shown_name
+from grader.course_keys import Variant, variant_of, worked_under
 from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.run_outputs import apply_run, folder_files
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.grading.tasks import Ahead
 from grader.judging import how
+from grader.judging.own_tasks import own_references, varied_tests
 from grader.judging.reference import Seeds, probes_file
 from grader.judging.rules import judge_source
-from grader.judging.verdict import VERDICT_KEY, judge_tests
+from grader.judging.verdict import TASK_KEY, VERDICT_KEY, judge_tests
 from grader.outcome import Outcome
 from grader.safe_output.autograded import inert_notebook, instructors_markdown
 from grader.sandbox.outside.client import Sandbox
 from grader.submission_seeds import functions_key, inputs_seed
 from grader.timings import Timings
+from grader.variants import GRADING_VARIABLE
 
 
 @dataclass
@@ -150,6 +153,7 @@ def autograde_notebook(
         nb, resources = sanitize(submitted, resources, config, released)
     probes, reading, seed, oracle = None, how.Reading({}, {}), None, None
     judged = notebook == lesson and probes_file(lesson).is_file()  # a lesson's probes
+    variant = variant_of(config, Path(coursedir.root), lesson, student) if judged else None
     if judged:
         with timings.step("reference"):
             seed = workers.seeds.draw(lesson, ahead.next_lesson, ahead.share)  # observed meanwhile
@@ -162,14 +166,25 @@ def autograde_notebook(
         oracle = FunctionOracle(functions_key(seed))
         with timings.step("judge"):
             lesson_nb = _source_notebook(source_nb)
-            reading = judge_source(nb, lesson_nb, probes["source"], seed)
+            reading = judge_source(nb, lesson_nb, probes["source"], seed, variant=variant)
+            if variant is not None:
+                reading = _own_tasks_said(nb, variant, probes["source"], reading)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     files = folder_files(target, path.name)
     # The kit's lessons share their first cells' run, made without the folder's modules
     shared = notebook == lesson and not any(name.endswith(".py") for name in files)
     prefix = lesson if shared else None
+    # The cells draw the submitting student's tasks, whatever key the notebook sets
+    environment = {GRADING_VARIABLE: variant.key} if variant is not None else None
     report = workers.sandbox.run(
-        cells, files, probes, prefix, ahead.next_lesson, files_back=more, oracle=oracle
+        cells,
+        files,
+        probes,
+        prefix,
+        ahead.next_lesson,
+        files_back=more,
+        oracle=oracle,
+        environment=environment,
     )
     timings.update(report.timings)
     if report.outcome == Outcome.NOT_GRADED:  # its report broke the channel's rules
@@ -181,6 +196,8 @@ def autograde_notebook(
         report.detail = f"{report.detail}; {left}" if report.detail else left
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, seed) if probes else {}
+        if variant is not None:  # the solution for the student's own tasks
+            references = {**references, **own_references(probes["source"], variant, seed)}
     if oracle is not None:  # what the probes drew, as this process answered it, comes first
         from grader.function_oracle import with_drawn
 
@@ -191,10 +208,18 @@ def autograde_notebook(
         for step in AFTER_RUN:
             nb, resources = step(config=config)(nb, resources)
     with timings.step("judge"):
+        own = frozenset(varied_tests(probes["source"], variant)) if variant else frozenset()
         verdicts = judge_tests(
-            nb, references, report.probes, reading.problems, judged=probes is not None
+            nb,
+            references,
+            report.probes,
+            reading.problems,
+            judged=probes is not None,
+            read_first=own,
         )
         _say_timed_out(nb, report, workers.sandbox.limits.cell_seconds)
+        if variant is not None:
+            _show_own_tasks(nb, variant, probes["source"])
     with timings.step("nbgrader steps"):
         lesson_markdown = instructors_markdown(_source_notebook(source_nb))
         _write_made(inert_notebook(nb, lesson_markdown), path)  # what the formgrader shows
@@ -226,6 +251,33 @@ def autograde_notebook(
             lambda db, saved: record(db, graded(saved)),
         )
     return graded(saved)
+
+
+def _own_tasks_said(nb, variant: Variant, probes_source: str, reading: how.Reading):
+    """The reading, with a notebook worked under another key than the submitting student's said
+    to the instructor (a review flag) and, where an exercise of their own lost its points, to
+    the student."""
+    said = worked_under(nb, variant)
+    varied = varied_tests(probes_source, variant)
+    if said is None or not varied:
+        return reading
+    problems = dict(reading.problems)
+    for test in varied:
+        if test in problems:
+            problems[test] = f"{said}. {problems[test]}"
+    first_answer = variant.family(next(iter(varied.values()))).answer_cell
+    return how.Reading(problems, {**reading.flags, first_answer: said})
+
+
+def _show_own_tasks(nb, variant: Variant, probes_source: str) -> None:
+    """Each test of an exercise of the student's own keeps, for the feedback page, the task it
+    was graded against (and whose key the notebook was worked under, if another's)."""
+    varied = varied_tests(probes_source, variant)
+    said = worked_under(nb, variant)
+    for index, test in autograded_tests(nb).items():
+        if test in varied:
+            shown = variant.shown(varied[test])
+            nb.cells[index].metadata[TASK_KEY] = f"{shown} ({said})" if said else shown
 
 
 class RunRefused(Exception):

@@ -10,6 +10,10 @@ A lesson's probes declare which functions are formulas, with the domain of each 
 
 A domain may give `shapes` (the parameter is a tensor of one of them) and `avoid` (points where a
 piecewise answer changes piece, kept 0.02 away from).
+
+Where the course gives each student their own task of an exercise (`grader.course_keys`), the
+reference is the solution's formula for the submitting student's task, and an answer that is
+right for another student's task is told so.
 """
 
 import ast
@@ -34,20 +38,22 @@ def declared(probes_source: str) -> dict[str, dict[str, list[dict]]]:
     return declarations.declared(probes_source, DECLARATION)
 
 
-def problems(nb, solution_nb, probes_source: str, seed: int) -> dict[str, str]:
-    """Why each test whose answer must be a formula earns nothing, by grade id."""
+def problems(nb, solution_nb, probes_source: str, seed: int, variant=None) -> dict[str, str]:
+    """Why each test whose answer must be a formula earns nothing, by grade id. `variant`: the
+    submitting student's tasks (a `grader.course_keys.Variant`), where the course gives them."""
     found = {}
     for test, functions in declared(probes_source).items():
         for function, domains in functions.items():
-            problem = _problem(nb, solution_nb, test, function, domains, seed)
+            problem = _problem(nb, solution_nb, test, function, domains, seed, variant)
             if problem:
                 found[test] = problem
                 break
     return found
 
 
-def _problem(nb, solution_nb, test, function, domains, seed) -> str | None:
-    reference = _reference(_code_before(solution_nb, test), function)
+def _problem(nb, solution_nb, test, function, domains, seed, variant) -> str | None:
+    own = variant.solution(function) if variant is not None else None
+    reference = _reference((own,) if own else _code_before(solution_nb, test), function)
     try:
         answer = read(function, _statements_before(nb, test))
     except NotAFormula as why:
@@ -60,23 +66,41 @@ def _problem(nb, solution_nb, test, function, domains, seed) -> str | None:
         return f"{function} takes {answer.parameters} parameters; the exercise gives it {given}"
     if len(answer.results) != len(reference.results) or answer.one != reference.one:
         return f"{function} returns {_values(answer)}; the exercise asks for {_values(reference)}"
-    names = answer.names
-    draw = random.Random(f"{seed}/{test}/{function}")
-    for _ in range(POINTS):
-        for point, shapes in _elements(draw, domains):
-            wanted = [formulas.value(r, point, shapes) for r in reference.results]
-            where = _where(names, point, shapes)
-            try:
-                got = [formulas.value(r, point, shapes) for r in answer.results]
-            except formulas.Undefined as why:
-                return f"{function}'s formula has no value at {where} ({why})"
-            for index, (a, b) in enumerate(zip(got, wanted, strict=True)):
-                if not formulas.agrees(a, b):
-                    which = f"value {index + 1} of " if len(got) > 1 else ""
-                    return (
-                        f"{which}{function}'s formula gives {mpmath.nstr(a, 6)} at {where}, which "
-                        "is not what the exercise asks for there: check your derivation"
-                    )
+    points = list(_points(random.Random(f"{seed}/{test}/{function}"), domains))
+    problem = _differs(function, answer, reference, points)
+    if problem and own:
+        for theirs, solution in variant.others(function):
+            if _differs(function, answer, _reference((solution,), function), points) is None:
+                return (
+                    f"{function} is right for another student's task ({theirs}), not for yours "
+                    f"({variant.shown(function)}): it solves a different task. Derive your own "
+                    "task's, shown above the exercise."
+                )
+        problem += f" (your task: {variant.shown(function)})"
+    return problem
+
+
+def _points(draw: random.Random, domains: list[dict]) -> list:
+    """The points the formulas are compared at: POINTS of them, a few elements each."""
+    return [element for _ in range(POINTS) for element in _elements(draw, domains)]
+
+
+def _differs(function: str, answer, reference, points) -> str | None:
+    """Why `answer` is not `reference` at the `points`, or None if it agrees everywhere."""
+    for point, shapes in points:
+        wanted = [formulas.value(r, point, shapes) for r in reference.results]
+        where = _where(answer.names, point, shapes)
+        try:
+            got = [formulas.value(r, point, shapes) for r in answer.results]
+        except formulas.Undefined as why:
+            return f"{function}'s formula has no value at {where} ({why})"
+        for index, (a, b) in enumerate(zip(got, wanted, strict=True)):
+            if not formulas.agrees(a, b):
+                which = f"value {index + 1} of " if len(got) > 1 else ""
+                return (
+                    f"{which}{function}'s formula gives {mpmath.nstr(a, 6)} at {where}, which "
+                    "is not what the exercise asks for there: check your derivation"
+                )
     return None
 
 

@@ -1,9 +1,9 @@
 """Reaching for the interpreter's or the grader's internals: frames, `gc`, `ctypes`, IPython's
-shell, `grader` beyond `grader.checks`, function internals such as `__defaults__`, computed
-attribute names, assignments on torch. No answer needs them, and they are how a submission reads
-or changes what runs beside it, so a cell that reaches for them earns its exercise nothing and is
-flagged for the instructor (the one reading that decides; it cannot see every path, which is why
-no other rule rests on reading)."""
+shell, `grader` beyond `grader.checks` and `grader.variants` (the key cell's), function internals
+such as `__defaults__`, computed attribute names, assignments on torch. No answer needs them,
+and they are how a submission reads or changes what runs beside it, so a cell that reaches for
+them earns its exercise nothing and is flagged for the instructor (the one reading that decides;
+it cannot see every path, which is why no other rule rests on reading)."""
 
 import ast
 import functools
@@ -24,6 +24,7 @@ INTERNAL_MODULES = {
     "pickle", "_pickle", "copyreg", "shelve", "dill", "cloudpickle", "runpy", "pkgutil",
     "zipimport",
 }  # fmt: skip
+STUDENT_MODULES = {"grader.checks", "grader.variants"}  # what a lesson's own cells import
 INTERNAL_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
 INTERNAL_ATTRIBUTES = {
     # functions, classes and modules from the inside
@@ -98,7 +99,7 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
                     return f"imports torch's private {module}"
                 if top == "torch" and set(module.split(".")) & TORCH_MACHINERY:
                     return f"imports {module}, which replaces torch's own operators"
-                if top == "grader" and module != "grader.checks":
+                if top == "grader" and module not in STUDENT_MODULES:
                     return f"imports {module}"
         elif isinstance(node, ast.Name) and node.id in NAME_BUILTINS and id(node) not in called:
             return f"passes {node.id} around as a value"

@@ -22,11 +22,12 @@ class ReadingStopped(Exception):
 
 
 def judge_source(
-    nb, lesson_nb, probes_source: str, seed: int, seconds: float = READING_SECONDS
+    nb, lesson_nb, probes_source: str, seed: int, seconds: float = READING_SECONDS, variant=None
 ) -> how.Reading:
-    """Why tests earn nothing (by grade id), and what the instructor should look at."""
+    """Why tests earn nothing (by grade id), and what the instructor should look at. `variant`:
+    the submitting student's own tasks, where the course gives them (`grader.course_keys`)."""
     lesson_code = frozenset(c.source for c in lesson_nb.cells if is_lesson_code(c))
-    formulas = by_hand.problems(nb, lesson_nb, probes_source, seed)
+    formulas = by_hand.problems(nb, lesson_nb, probes_source, seed, variant)
     student = [c.source for c in nb.cells if c.cell_type == "code" and c.source not in lesson_code]
     characters = sum(map(len, student))
     if characters > READING_CHARACTERS:

@@ -19,6 +19,7 @@ from grader.cells import autograded_tests
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
 SOURCE_INTRO = "Read from your code at grading time"
 VERDICT_KEY = "grader_verdict"  # a test cell's metadata: the judge's explanation, or None
+TASK_KEY = "grader_own_task"  # a test cell's metadata: the student's own task it was graded on
 CELL_FAILED = (
     "This test did not pass when your notebook ran at grading time (it stopped with an error or "
     "wrote to stderr): run it in your notebook to see why."
@@ -142,6 +143,7 @@ def judge_tests(
     read: dict[str, str] | None = None,
     *,
     judged: bool = True,
+    read_first: frozenset[str] = frozenset(),
 ) -> dict[str, Verdict]:
     """Score every test cell from the probes' observations, and make its outputs say so.
 
@@ -156,11 +158,16 @@ def judge_tests(
 
     A lesson with no probes at all (`judged=False`) is scored as stock nbgrader scores it: each
     test cell by its own outputs in the submission's process (no error: its points).
+
+    For the tests in `read_first` (those of a task of the student's own), what the reading found
+    is said before a failed cell: an answer to another student's task fails the visible test
+    too, and the reading says why.
     """
     verdicts, read = {}, read or {}
     for index, grade_id in autograded_tests(nb).items():
         cell = nb.cells[index]
         cell.metadata[VERDICT_KEY] = None  # set here only: a submitted value never stands
+        cell.metadata.pop(TASK_KEY, None)  # likewise, set by the grader after judging
         if not judged:  # as nbgrader: a number the cell returns is partial credit
             inside, max_points = utils.determine_grade(cell)
             verdicts[grade_id] = Verdict(inside, None if inside == max_points else "failed")
@@ -174,6 +181,8 @@ def judge_tests(
         intro, advice = INTRO, ""
         if grade_id not in references:
             problem = "this test has no probe, so it cannot be judged (the instructor must add one)"
+        elif grade_id in read and grade_id in read_first:
+            intro, problem = SOURCE_INTRO, read[grade_id]
         elif inside != max_points:
             verdicts[grade_id] = Verdict(0.0, "the test cell failed")
             cell.metadata[VERDICT_KEY] = CELL_FAILED

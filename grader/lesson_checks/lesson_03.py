@@ -11,37 +11,29 @@ import math
 import torch
 
 from grader.checks import CheckFailed, as_number, check_tensor, one_number, require
+from grader.variants.families import times
 
 INNER_LEFT_OUT = (
-    "it leaves out the derivative of the inner function y = x^2 - 3x: by the chain rule, dz/dx "
+    "it leaves out the derivative of the inner function {inner}: by the chain rule, dz/dx "
     "is dz/dy times dy/dx (section 6)."
 )
 INNER_OF_SECTION_6 = (
     "it multiplies dz/dy by 2, the derivative of section 6's inner function 2x + 3. Here the "
-    "inner function is y = x^2 - 3x, whose derivative changes with x."
+    "inner function is {inner}, whose derivative changes with x."
 )
-INNER_WITHOUT_3X = (
-    "its factor for the inner function y = x^2 - 3x is the derivative of x^2 alone: the -3x "
+INNER_WITHOUT_BX = (
+    "its factor for the inner function {inner} is the derivative of x^2 alone: the -{bx} "
     "term has a derivative too."
 )
 INNER_SIGN = (
-    "its factor for the inner function y = x^2 - 3x has the derivative of the -3x term with the "
+    "its factor for the inner function {inner} has the derivative of the -{bx} term with the "
     "wrong sign: recheck the sign of each term of dy/dx."
 )
 
 
-def check_dz_dx(
-    answer,
-    x: float,
-    right: float,
-    *,
-    inner_left_out: float,
-    inner_of_section_6: float,
-    inner_without_3x: float,
-    inner_sign_flipped: float,
-) -> None:
-    """Check that `answer`, what dz_dx(x) returned, is the finite number `right`, explaining the
-    usual slips (the keyword arguments: the values those slips give at x)."""
+def check_dz_dx(answer, x: float, task) -> None:
+    """Check that `answer`, what dz_dx(x) returned, is dz/dx at x for the student's `task`
+    (z = a y^3, y = x^2 - b x: its `a` and `b`), explaining the usual slips."""
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
     value = as_number(answer)
@@ -53,16 +45,20 @@ def check_dz_dx(
     def near(target: float) -> bool:
         return abs(value - target) <= 1e-4 * max(1.0, abs(target))
 
+    a, b = task.a, task.b
+    outer = 3 * a * (x**2 - b * x) ** 2  # dz/dy at x
+    right = outer * (2 * x - b)
     if near(right):
         return
     said = f"dz_dx({x}) returned {value:.6g}, but dz/dx at x = {x} is {right:g}"
     for wrong, why in [
-        (inner_left_out, INNER_LEFT_OUT),
-        (inner_of_section_6, INNER_OF_SECTION_6),
-        (inner_without_3x, INNER_WITHOUT_3X),
-        (inner_sign_flipped, INNER_SIGN),
+        (outer, INNER_LEFT_OUT),
+        (outer * 2, INNER_OF_SECTION_6),
+        (outer * 2 * x, INNER_WITHOUT_BX),
+        (outer * (2 * x + b), INNER_SIGN),
     ]:
-        require(not near(wrong), f"{said}: {why}")
+        inner = f"y = x^2 - {times(b, 'x')}"
+        require(not near(wrong), f"{said}: {why.format(inner=inner, bx=times(b, 'x'))}")
     raise CheckFailed(f"{said}. Check your derivation (chain rule, constant factors).")
 
 

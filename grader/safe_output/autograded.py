@@ -22,7 +22,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool
 
-from grader.judging.verdict import VERDICT_KEY
+from grader.judging.verdict import TASK_KEY, VERDICT_KEY
 from grader.safe_output.feedback_steps import NBGRADER_FIELDS
 from grader.safe_output.html import clean_html
 from grader.safe_output.outputs import HTML_LIMIT, Budget, safe_output
@@ -78,6 +78,9 @@ def _metadata(cell) -> dict:
     verdict = cell.metadata.get(VERDICT_KEY, False)
     if verdict is None or isinstance(verdict, str):
         metadata[VERDICT_KEY] = verdict
+    task = cell.metadata.get(TASK_KEY)
+    if isinstance(task, str):
+        metadata[TASK_KEY] = task
     return metadata
 
 

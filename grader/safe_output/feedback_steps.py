@@ -21,7 +21,7 @@ from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 from traitlets import Bool
 
 from grader.cells import grade_id, is_locked, is_test
-from grader.judging.verdict import VERDICT_KEY
+from grader.judging.verdict import TASK_KEY, VERDICT_KEY
 from grader.safe_output.html import FeedbackExporter, clean_html
 from grader.safe_output.outputs import HTML_LIMIT, Budget, note, safe_output
 
@@ -201,14 +201,17 @@ def _verdict(cell, submitted: dict):
     if not all(isinstance(value, int | float) for value in (score, points)):
         return note("this test has no score yet")
     heading = f"Score: {score:g} / {points:g}"
+    # The grader writes the judge's explanation and the student's own task in the cell's
+    # metadata; under stock nbgrader, or in a submitted copy, they are the student's and not shown.
+    theirs = submitted.get("metadata", {})
+    task = cell.metadata.get(TASK_KEY)
+    task = f"Your task: {task}\n" if isinstance(task, str) and TASK_KEY not in theirs else ""
     if score >= points:
-        return nbformat.v4.new_output("stream", name="stdout", text=f"{heading}: passed\n")
+        return nbformat.v4.new_output("stream", name="stdout", text=f"{heading}: passed\n{task}")
     judged = cell.metadata.get(VERDICT_KEY)
-    # The judge writes its explanation here; under stock nbgrader, or in a submitted copy, the
-    # key is the student's own and is not shown.
-    if not isinstance(judged, str) or VERDICT_KEY in submitted.get("metadata", {}):
+    if not isinstance(judged, str) or VERDICT_KEY in theirs:
         judged = NOT_PASSED
-    return nbformat.v4.new_output("stream", name="stderr", text=f"{heading}\n{judged}\n")
+    return nbformat.v4.new_output("stream", name="stderr", text=f"{heading}\n{task}{judged}\n")
 
 
 class CleanMetadata(Preprocessor):

@@ -32,6 +32,7 @@ WRONG_ANSWERS = REPO_ROOT / "tests" / "lessons" / "wrong_answers"
 pytestmark = pytest.mark.integration  # grades or serves whole courses through the real pipeline
 
 FIRST, LAST = "01_tensors_and_requires_grad", "05_gradients_at_work"
+OWN_TASK = "03_backward_and_scalar_outputs"  # its first exercise is each student's own
 INSTRUCTOR_TOOLS = ["Nbgrader", "Formgrader", "Create Assignment", "Assignment List", "Courses"]
 
 
@@ -205,6 +206,52 @@ def test_lesson_five_shows_its_figures(lab, page):
             image.wait_for(state="visible", timeout=30_000)
             width = image.evaluate("img => img.naturalWidth")
             assert width > 100, width
+
+
+def test_a_student_sets_their_key_and_passes_their_own_task(lab, page):
+    """In lesson 3, a student pastes their course key into the key cell: the notebook says whose
+    tasks it shows, the exercise shows their own function, and their own derivation of it
+    passes the test cell, where the class-wide answer does not."""
+    from grader.course_keys import key_for
+    from grader.variants import params
+    from grader.variants.families import FAMILIES
+
+    page, steps = page
+    key = key_for(b"a course's secret", "ada")
+    family = FAMILIES[OWN_TASK, "dz_dx"]
+    task = params(OWN_TASK, "dz_dx", key)
+    assert task != family.default
+    nb = nbformat.read(solution_notebook(OWN_TASK), as_version=4)
+    key_cell = next(i for i, c in enumerate(nb.cells) if 'use_course_key("")' in c.source)
+    answer = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "dz_dx")
+    with steps.step("open lesson 3 and set the key"):
+        _open(page, lab, OWN_TASK)
+        type_into_cell(page, key_cell, nb.cells[key_cell].source.replace('""', f'"{key}"'))
+        go_to_cell(page, 1)
+        for _ in range(key_cell):  # the setup cells, then the key cell
+            page.keyboard.press("Shift+Enter")
+        wait_until_quiet(page)
+        said = page.locator(".jp-OutputArea-output", has_text="Course key of").first.text_content()
+        assert "Course key of ada (set above): the tasks in this lesson are yours." in said, said
+    with steps.step("the exercise shows ada's task"):
+        go_to_cell(page, answer - 1)
+        page.keyboard.press("Shift+Enter")
+        wait_until_quiet(page)
+        shown = page.locator(".jp-OutputArea-output", has_text="Your task").first.text_content()
+        assert "the task of ada" in shown and f"{task.b}x" in shown and f"{task.a}y" in shown
+    with steps.step("the class-wide answer fails, ada's own passes"):
+        for source, passes in (
+            (family.solution(family.default), False),
+            (family.solution(task), True),
+        ):
+            type_into_cell(page, answer, source)
+            go_to_cell(page, answer)
+            page.keyboard.press("Shift+Enter")  # the answer
+            page.keyboard.press("Shift+Enter")  # its test
+            wait_until_quiet(page)
+            go_to_cell(page, answer + 1)
+            errors = active_cell(page).locator(".jp-OutputArea-output[data-mime-type*='stderr']")
+            assert (errors.count() == 0) == passes, errors.all_text_contents()
 
 
 def test_binder_starts_in_student_mode(checkout, tmp_path):

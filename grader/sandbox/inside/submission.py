@@ -66,6 +66,8 @@ def _run_submission(runner, settings: Settings, pipes: socket.socket, cgroup_fd)
     request = wire.receive(request_fd, REQUEST_LIMIT)  # then its drawn functions' answers
     limits = request["limits"]
     limit(limits, counted_by_cgroup)
+    environment = request.get("environment") or {}
+    os.environ.update({k: v for k, v in environment.items() if type(k) is type(v) is str})
     _prepare_folder(request.get("files", {}))
     os.chdir(WORK)
     runner.output_limit = limits["output_bytes"]

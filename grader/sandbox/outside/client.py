@@ -217,6 +217,7 @@ class Sandbox:
         then=None,
         files_back: bool = False,
         oracle=None,
+        environment: dict[str, str] | None = None,
     ) -> RunReport:
         """Run the cells, with the files beside them, in a fresh fork; return what came back
         (with `files_back`, also the files the run left in its folder).
@@ -225,7 +226,8 @@ class Sandbox:
         drawn functions asked of `oracle` (`grader.function_oracle.FunctionOracle`). For a
         `lesson`, the fork starts from the server's run of the lesson's first cells, as far as
         the submission's cells are the same, and those cells' outputs are copied. The lesson
-        graded next (`then`) has its first cells run meanwhile.
+        graded next (`then`) has its first cells run meanwhile. `environment`: variables set
+        for the cells that are not the lesson's shared first ones.
         """
         started = Timings()
         with started.step("start-up"):
@@ -254,6 +256,7 @@ class Sandbox:
             "limits": asdict(self.limits),
             "probes": probes,
             "files_back": files_back,
+            "environment": environment or {},
         }
         probes_at = (probes or {}).get("at", {})
         try:

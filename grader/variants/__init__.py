@@ -1,0 +1,127 @@
+"""Each student's own tasks: the student's side (it runs in the notebook, and in a submission's
+process at grading time, so it holds no secret).
+
+A course that gives each student their own tasks gives each a *course key*, `ID-CODE`: the
+student's id, and a code only the course's secret makes (`grader.course_keys`). On a hub it is in
+the environment (`AUTOGRAD_COURSE_KEY`, set by the hub for the user it names); on Colab or a
+laptop the student pastes it into the lesson's key cell (`use_course_key`). An exercise's task is
+drawn from the key, the lesson and the exercise, so the same student always sees the same task
+and nobody can draw another's without that student's key. With no key, every exercise shows its
+class-wide task, as the lesson's text has it.
+"""
+
+import hashlib
+import os
+import random
+import re
+
+from grader.variants.families import FAMILIES, Family, Params
+
+KEY_VARIABLE = "AUTOGRAD_COURSE_KEY"
+# Set by the grader when it runs a submission: the submitting student's key, which wins over the
+# one the notebook sets, so that a notebook is graded against its submitter's own tasks.
+GRADING_VARIABLE = "AUTOGRAD_GRADING_KEY"
+KEY_SHAPE = re.compile(r"^(?P<student>[^\s]+)-(?P<code>[A-Z2-7]{10})$")
+_chosen: list[str] = []  # the key set in the notebook, which wins over the environment's
+
+
+def student_of(key: str) -> str:
+    """The student id a course key is for; ValueError if it is not of the shape ID-CODE."""
+    found = KEY_SHAPE.match(key.strip())
+    if found is None:
+        raise ValueError(
+            f"{key!r} is not a course key: a key is your id, a dash and ten capital letters or "
+            "digits, as your instructor gave it. Copy it again, between the quotes."
+        )
+    return found["student"]
+
+
+def use_course_key(key: str) -> None:
+    """The lesson's key cell: set (or, with "", leave unset) the key this notebook's tasks are
+    drawn from, and say in one line whose tasks the notebook shows."""
+    key = key.strip()
+    _chosen.clear()
+    if key:
+        student_of(key)  # a mistyped key is said at once, not as someone else's tasks
+        _chosen.append(key)
+    print(_whose_tasks())
+
+
+def course_key() -> str | None:
+    """The key this notebook's tasks are drawn from: the submitter's when grading, else the one
+    set in the notebook, else the hub's, else none (a key of the wrong shape counts as none)."""
+    grading = _from_environment(GRADING_VARIABLE)
+    if grading or _chosen:
+        return grading or _chosen[0]
+    return _from_environment(KEY_VARIABLE)
+
+
+def _from_environment(name: str) -> str | None:
+    key = os.environ.get(name, "").strip()
+    return key if KEY_SHAPE.match(key) else None
+
+
+def _whose_tasks() -> str:
+    key = course_key()
+    if key is None:
+        return (
+            "No course key: you see the class-wide tasks. If your course gave you a key, paste it "
+            "between the quotes above and run this cell again."
+        )
+    where = "set above" if _chosen else "set by your hub"
+    if _from_environment(GRADING_VARIABLE):
+        where = "who submitted this notebook"
+    return f"Course key of {student_of(key)} ({where}): the tasks in this lesson are yours."
+
+
+def params(lesson: str, exercise: str, key: str | None) -> Params:
+    """The exercise's task for `key`: drawn from it, or the class-wide one when there is none."""
+    family = FAMILIES[lesson, exercise]
+    if key is None:
+        return family.default
+    digest = hashlib.sha256(f"{key}/{lesson}/{exercise}".encode()).hexdigest()
+    return family.draw(random.Random(digest))
+
+
+class Task:
+    """An exercise's task as this notebook shows it: shown as Markdown in a cell, and read by the
+    test cells. It reads the key when used, so a key set after the lesson's first cells counts."""
+
+    def __init__(self, lesson: str, exercise: str):
+        self.lesson, self.exercise = lesson, exercise
+
+    @property
+    def family(self) -> Family:
+        return FAMILIES[self.lesson, self.exercise]
+
+    @property
+    def params(self) -> Params:
+        return params(self.lesson, self.exercise, course_key())
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("lesson", "exercise"):
+            raise AttributeError(name)
+        return getattr(self.params, name)
+
+    def _repr_markdown_(self) -> str:
+        key = course_key()
+        whose = "the class-wide task" if key is None else f"the task of {student_of(key)}"
+        return f"**Your task** ({whose}): {self.family.shown(self.params)}"
+
+    def derivative(self, x: float) -> float:
+        """Autograd's derivative of the task's function at `x`, in float64 (for visible tests)."""
+        import torch
+
+        leaf = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
+        (grad,) = torch.autograd.grad(self.family.function(self.params, leaf), leaf)
+        return grad.item()
+
+    def __repr__(self) -> str:
+        return f"Your task: {self.family.shown(self.params, plain=True)}"
+
+
+def my_task(lesson: str, exercise: str) -> Task:
+    """The exercise's task, drawn from this notebook's course key."""
+    if (lesson, exercise) not in FAMILIES:
+        raise ValueError(f"lesson {lesson} has no exercise {exercise!r} with tasks of its own")
+    return Task(lesson, exercise)

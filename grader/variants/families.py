@@ -1,0 +1,112 @@
+"""The exercises whose task varies from student to student, each a *family* of tasks of one
+structure: the class-wide task (what the lesson's text shows), every task a student may draw,
+how a task is shown, and the solution's formula for it, which the grader reads as it reads the
+solution's own (`grader.judging.by_hand`). The tasks of a family are equally hard: the same
+structure, with coefficients from ranges the exercise's wording allows.
+"""
+
+import itertools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Params:
+    """A task's coefficients, by name."""
+
+    a: int
+    b: int
+
+
+def times(coefficient: int, name: str) -> str:
+    """`coefficient` times `name` as a formula is written: 3x, but x for 1."""
+    return name if coefficient == 1 else f"{coefficient}{name}"
+
+
+class Family:
+    """One exercise's tasks."""
+
+    lesson: str
+    exercise: str  # the function the exercise asks for
+    answer_cell: str  # the grade id of the cell the student writes it in
+    default: Params
+
+    def every(self) -> list[Params]:
+        """Every task a student may draw, the class-wide one among them."""
+        raise NotImplementedError
+
+    def draw(self, rng) -> Params:
+        """One task, each equally likely."""
+        return rng.choice(self.every())
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        """The task as the notebook shows it (Markdown with TeX, or `plain` text)."""
+        raise NotImplementedError
+
+    def solution(self, task: Params) -> str:
+        """The source of the solution's function for `task`, a formula."""
+        raise NotImplementedError
+
+    def function(self, task: Params, x):
+        """The task's function at `x` (a tensor), whose derivative the exercise asks for."""
+        raise NotImplementedError
+
+
+class ChainRule(Family):
+    """Lesson 3, exercise 1: dz/dx by hand for z = a y^3, y = x^2 - b x."""
+
+    lesson = "03_backward_and_scalar_outputs"
+    exercise = answer_cell = "dz_dx"
+    default = Params(a=2, b=3)
+
+    def every(self) -> list[Params]:
+        return [Params(a, b) for a, b in itertools.product(range(2, 7), range(1, 7))]
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        inner, outer = f"x^2 - {times(task.b, 'x')}", times(task.a, "y^3")
+        if plain:
+            return f"y = {inner}, z = {outer}"
+        return f"$y = {inner}$, $\\;z = {outer}$"
+
+    def solution(self, task: Params) -> str:
+        return (
+            "def dz_dx(x):\n"
+            f"    y = x**2 - {task.b} * x\n"
+            f"    return {3 * task.a} * y**2 * (2 * x - {task.b})\n"
+        )
+
+    def function(self, task: Params, x):
+        return task.a * (x**2 - task.b * x) ** 3
+
+
+class ProductRule(Family):
+    """Lesson 5, exercise 1: g'(x) by hand for g(x) = x^a sin(b x)."""
+
+    lesson = "05_gradients_at_work"
+    exercise, answer_cell = "dg", "hand_derivative"
+    default = Params(a=2, b=1)
+
+    def every(self) -> list[Params]:
+        return [Params(a, b) for a, b in itertools.product(range(2, 5), range(1, 4))]
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        if plain:
+            return f"g(x) = x^{task.a} sin({times(task.b, 'x')})"
+        return f"$g(x) = x^{task.a}\\sin({times(task.b, 'x')})$"
+
+    def solution(self, task: Params) -> str:
+        a, b = task.a, task.b
+        return (
+            "import math\n\n\n"
+            "def dg(x):\n"
+            f"    return {a} * x**{a - 1} * math.sin({b} * x) + {b} * x**{a} * math.cos({b} * x)\n"
+        )
+
+    def function(self, task: Params, x):
+        import torch
+
+        return x**task.a * torch.sin(task.b * x)
+
+
+FAMILIES: dict[tuple[str, str], Family] = {
+    (family.lesson, family.exercise): family for family in (ChainRule(), ProductRule())
+}

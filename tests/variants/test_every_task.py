@@ -1,0 +1,180 @@
+"""The corpora hold on every task of every family: each right answer, in several spellings, passes
+the judge's formula check and the visible test for its own task, and fails another task's saying
+that it solves a different task; each typical slip fails both, the visible test naming the slip.
+No sandbox: the judge's by-hand check and the lesson's visible check are called directly."""
+
+import dataclasses
+import re
+
+import nbformat
+import pytest
+import torch
+
+from grader.checks import CheckFailed, call_by_hand
+from grader.course import probes_file
+from grader.course_keys import Variant
+from grader.judging import by_hand
+from grader.lesson_checks import lesson_03, lesson_05
+from grader.variants.families import FAMILIES, Params
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fixed(Variant):
+    """A student whose task is `fixed`."""
+
+    fixed: Params = None
+
+    def task(self, exercise: str) -> Params:
+        return self.fixed
+
+
+def chain_rule_spellings(t: Params) -> list[str]:
+    """dz/dx for z = a y^3, y = x^2 - b x, as students write it."""
+    a, b = t.a, t.b
+    return [
+        f"def dz_dx(x):\n    y = x**2 - {b} * x\n    dz_dy = {3 * a} * y**2\n"
+        f"    dy_dx = 2 * x - {b}\n    return dz_dy * dy_dx\n",
+        f"def dz_dx(x):\n    return {a} * 3 * (x**2 - {b} * x) ** 2 * (2 * x - {b})\n",
+        f"dz_dx = lambda x: 3 * {a} * (x * x - {b} * x) ** 2 * (2 * x - {b})  # noqa: E731\n",
+        f"import math\n\ndef dz_dx(x):\n    return 3 * {a} * math.pow(x**2 - {b} * x, 2) "
+        f"* (2 * x - {b})\n",
+        f"def dz_dx(x):\n    return {3 * a} * x**2 * (x - {b}) ** 2 * (2 * x - {b})\n",
+    ]
+
+
+def chain_rule_slips(t: Params) -> list[tuple[str, str]]:
+    """Typical wrong answers, and words of what the visible test says to each."""
+    a, b = t.a, t.b
+    outer = f"{3 * a} * (x**2 - {b} * x) ** 2"
+    return [
+        (f"def dz_dx(x):\n    return {outer}\n", "leaves out the derivative of the inner"),
+        (f"def dz_dx(x):\n    return {outer} * 2\n", "multiplies dz/dy by 2"),
+        (f"def dz_dx(x):\n    return {outer} * 2 * x\n", "the derivative of x^2 alone"),
+        (f"def dz_dx(x):\n    return {outer} * (2 * x + {b})\n", "with the wrong sign"),
+    ]
+
+
+def product_rule_spellings(t: Params) -> list[str]:
+    """g'(x) for g(x) = x^a sin(b x), as students write it."""
+    a, b = t.a, t.b
+    return [
+        f"import math\n\ndef dg(x):\n    u, du = x**{a}, {a} * x**{a - 1}\n"
+        f"    v, dv = math.sin({b} * x), {b} * math.cos({b} * x)\n    return du * v + u * dv\n",
+        f"import numpy as np\n\ndef dg(x):\n    return x**{a - 1} * ({a} * np.sin({b} * x) "
+        f"+ {b} * x * np.cos({b} * x))\n",
+        f"from math import cos, sin\n\ndg = lambda x: {a} * x**{a - 1} * sin({b} * x) "
+        f"+ {b} * x**{a} * cos({b} * x)  # noqa: E731\n",
+    ]
+
+
+def product_rule_slips(t: Params) -> list[tuple[str, str]]:
+    a, b = t.a, t.b
+    said = "Check your derivation (product rule, chain rule, constant factors)"
+    return [
+        (f"import math\n\ndef dg(x):\n    return {a} * x**{a - 1} * math.cos({b} * x)\n", said),
+        (
+            f"import math\n\ndef dg(x):\n    return {a} * x**{a - 1} * math.sin({b} * x) "
+            f"+ x**{a} * math.cos({b} * x)\n"
+            if b != 1
+            else f"import math\n\ndef dg(x):\n    return {a} * x**{a - 1} * math.sin(x) "
+            f"- x**{a} * math.cos(x)\n",
+            said,
+        ),
+        (
+            f"import math\n\ndef dg(x):\n    return {a} * x**{a} * math.sin({b} * x) "
+            f"+ {b} * x**{a} * math.cos({b} * x)\n",
+            said,
+        ),
+    ]
+
+
+def _dz_dx_visible(answer, task: Params) -> None:
+    lesson_03.check_dz_dx(call_by_hand(answer, -3.0, name="dz_dx"), -3.0, task)
+
+
+def _dg_visible(answer, task: Params) -> None:
+    family = FAMILIES["05_gradients_at_work", "dg"]
+    for x in (1.0, 2.0):
+        leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        (right,) = torch.autograd.grad(family.function(task, leaf), leaf)
+        lesson_05.check_dg(call_by_hand(answer, x, name="dg"), x, right.item())
+
+
+# family: (test, spellings, slips, the visible test)
+CORPORA = {
+    FAMILIES["03_backward_and_scalar_outputs", "dz_dx"]: (
+        "test_dz_dx",
+        chain_rule_spellings,
+        chain_rule_slips,
+        _dz_dx_visible,
+    ),
+    FAMILIES["05_gradients_at_work", "dg"]: (
+        "test_hand_derivative",
+        product_rule_spellings,
+        product_rule_slips,
+        _dg_visible,
+    ),
+}
+CASES = [(family, task) for family in CORPORA for task in family.every()]
+
+
+def _notebook(answer: str, test: str):
+    """An answer cell and the exercise's test cell, as the judge reads a submission."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(answer, metadata={"nbgrader": {"solution": True}}),
+        nbformat.v4.new_code_cell(
+            "", metadata={"nbgrader": {"grade": True, "grade_id": test, "points": 2}}
+        ),
+    ]
+    return nb
+
+
+def _judged(family, answer: str, task: Params) -> str | None:
+    test = CORPORA[family][0]
+    declared = by_hand.declared(probes_file(family.lesson).read_text())
+    probes = f"BY_HAND = { ({test: declared[test]})!r}\n"
+    student = Fixed("s", "s-AAAAAAAAAA", family.lesson, task)
+    nb, solution = _notebook(answer, test), _notebook("", test)
+    return by_hand.problems(nb, solution, probes, seed=7, variant=student).get(test)
+
+
+def _visible(family, answer: str, task: Params) -> None:
+    namespace: dict = {}
+    exec(answer, namespace)
+    CORPORA[family][3](namespace[family.exercise], task)
+
+
+def _id(case) -> str:
+    family, task = case
+    return f"{family.exercise}-a{task.a}b{task.b}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=map(_id, CASES))
+def test_right_answers_pass_their_own_task_and_no_other(case):
+    family, task = case
+    other = next(t for t in family.every() if t != task)
+    for answer in CORPORA[family][1](task):
+        assert _judged(family, answer, task) is None, answer
+        _visible(family, answer, task)
+        said = _judged(family, answer, other)
+        assert said is not None and "it solves a different task" in said, (answer, said)
+        with pytest.raises(CheckFailed):
+            _visible(family, answer, other)
+
+
+@pytest.mark.parametrize("case", CASES, ids=map(_id, CASES))
+def test_typical_slips_fail_on_every_task_and_are_named(case):
+    family, task = case
+    for answer, words in CORPORA[family][2](task):
+        said = _judged(family, answer, task)
+        assert said is not None and "check your derivation" in said, (answer, said)
+        assert f"your task: {family.shown(task, plain=True)}" in said
+        with pytest.raises(CheckFailed, match=re.escape(words)):
+            _visible(family, answer, task)
+
+
+def test_every_family_has_its_corpora():
+    assert set(CORPORA) == set(FAMILIES.values())
