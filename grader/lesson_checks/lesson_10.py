@@ -11,6 +11,7 @@ import math
 import torch
 
 from grader.checks import CheckFailed, call, check_tensor, require
+from grader.variants.families import times
 
 __all__ = ["check_branch", "check_ramp", "check_rule_slope", "check_unit_rows"]
 
@@ -32,11 +33,11 @@ def _number(answer, name: str):
 # Exercise 2 · The derivative of the branch that ran
 
 
-def check_branch(answer, x, want) -> None:
+def check_branch(answer, x, want, task) -> None:
     """Check df_branch(x)'s answer against `want`, the x.grad autograd gives after
-    f_branch(x).backward()."""
+    f_branch(x).backward(), for the student's `task` (x**a if x > 0.5, else sin(b x))."""
     answer = _number(answer, f"df_branch({x})")
-    branch = "x**3" if x > 0.5 else "sin(2x)"
+    branch = f"x**{task.a}" if x > 0.5 else f"sin({times(task.b, 'x')})"
     if x == 0.5:
         branch += " (x > 0.5 is False at x = 0.5 itself)"
     require(

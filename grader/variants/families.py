@@ -29,10 +29,12 @@ class Family:
     exercise: str  # the function the exercise asks for
     answer_cell: str  # the grade id of the cell the student writes it in
     default: Params
+    a_values: range  # the coefficients a task may have
+    b_values: range
 
     def every(self) -> list[Params]:
         """Every task a student may draw, the class-wide one among them."""
-        raise NotImplementedError
+        return [Params(a, b) for a, b in itertools.product(self.a_values, self.b_values)]
 
     def draw(self, rng) -> Params:
         """One task, each equally likely."""
@@ -57,9 +59,7 @@ class ChainRule(Family):
     lesson = "03_backward_and_scalar_outputs"
     exercise = answer_cell = "dz_dx"
     default = Params(a=2, b=3)
-
-    def every(self) -> list[Params]:
-        return [Params(a, b) for a, b in itertools.product(range(2, 7), range(1, 7))]
+    a_values, b_values = range(2, 7), range(1, 7)
 
     def shown(self, task: Params, plain: bool = False) -> str:
         inner, outer = f"x^2 - {times(task.b, 'x')}", times(task.a, "y^3")
@@ -84,9 +84,7 @@ class ProductRule(Family):
     lesson = "05_gradients_at_work"
     exercise, answer_cell = "dg", "hand_derivative"
     default = Params(a=2, b=1)
-
-    def every(self) -> list[Params]:
-        return [Params(a, b) for a, b in itertools.product(range(2, 5), range(1, 4))]
+    a_values, b_values = range(2, 5), range(1, 4)
 
     def shown(self, task: Params, plain: bool = False) -> str:
         if plain:
@@ -107,6 +105,37 @@ class ProductRule(Family):
         return x**task.a * torch.sin(task.b * x)
 
 
+class Branches(Family):
+    """Lesson 10, exercise 2: by hand, the derivative of the branch that ran, for
+    f(x) = x^a if x > 0.5, else sin(b x)."""
+
+    lesson = "10_branches_and_kinks"
+    exercise, answer_cell = "df_branch", "branch_derivative"
+    default = Params(a=3, b=2)
+    a_values, b_values = range(2, 5), range(1, 4)
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        sine = f"sin({times(task.b, 'x')})"
+        if plain:
+            return f"f_branch(x) = x**{task.a} if x > 0.5, else {sine}"
+        return f"$f(x) = x^{task.a}$ if $x > 0.5$, else $\\{sine}$"
+
+    def solution(self, task: Params) -> str:
+        a, b = task.a, task.b
+        return (
+            "import math\n\n\n"
+            "def df_branch(x):\n"
+            "    if x > 0.5:\n"
+            f"        return {a} * x**{a - 1}\n"
+            f"    return {b} * math.cos({b} * x)\n"
+        )
+
+    def function(self, task: Params, x):
+        import torch
+
+        return x**task.a if x > 0.5 else torch.sin(task.b * x)
+
+
 FAMILIES: dict[tuple[str, str], Family] = {
-    (family.lesson, family.exercise): family for family in (ChainRule(), ProductRule())
+    (family.lesson, family.exercise): family for family in (ChainRule(), ProductRule(), Branches())
 }

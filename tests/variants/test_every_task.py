@@ -14,7 +14,7 @@ from grader.checks import CheckFailed, call_by_hand
 from grader.course import probes_file
 from grader.course_keys import Variant
 from grader.judging import by_hand
-from grader.lesson_checks import lesson_03, lesson_05
+from grader.lesson_checks import lesson_03, lesson_05, lesson_10
 from grader.variants.families import FAMILIES, Params
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -90,6 +90,40 @@ def product_rule_slips(t: Params) -> list[tuple[str, str]]:
     ]
 
 
+def branches_spellings(t: Params) -> list[str]:
+    """The derivative of the branch that ran, for x**a if x > 0.5, else sin(b x)."""
+    a, b = t.a, t.b
+    return [
+        f"import math\n\ndef df_branch(x):\n    if x <= 0.5:\n"
+        f"        return {b} * math.cos({b} * x)\n    return {a} * x ** ({a} - 1)\n",
+        f"import numpy as np\n\ndef df_branch(x):\n"
+        f"    return {a} * x**{a - 1} if x > 0.5 else {b} * np.cos({b} * x)\n",
+        f"from math import cos\n\ndef df_branch(x):\n    slope = {b} * cos({b} * x)\n"
+        f"    if x > 0.5:\n        slope = {a} * x**{a - 1}\n    return slope\n",
+    ]
+
+
+def branches_slips(t: Params) -> list[tuple[str, str]]:
+    a, b = t.a, t.b
+    sine, power = f"sin({'x' if b == 1 else f'{b}x'})", f"x**{a}"
+    return [
+        (  # one formula for both sides
+            f"def df_branch(x):\n    return {a} * x**{a - 1}\n",
+            f"the branch {sine} runs",
+        ),
+        (  # the branches swapped
+            f"import math\n\ndef df_branch(x):\n    if x > 0.5:\n"
+            f"        return {b} * math.cos({b} * x)\n    return {a} * x**{a - 1}\n",
+            f"the branch {power} runs",
+        ),
+        (  # the chain rule's factor b left out
+            f"import math\n\ndef df_branch(x):\n    if x > 0.5:\n"
+            f"        return {a} * x**{a - 1}\n    return math.cos({b} * x) * {b + 1}\n",
+            f"the branch {sine} runs",
+        ),
+    ]
+
+
 def _dz_dx_visible(answer, task: Params) -> None:
     lesson_03.check_dz_dx(call_by_hand(answer, -3.0, name="dz_dx"), -3.0, task)
 
@@ -100,6 +134,14 @@ def _dg_visible(answer, task: Params) -> None:
         leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
         (right,) = torch.autograd.grad(family.function(task, leaf), leaf)
         lesson_05.check_dg(call_by_hand(answer, x, name="dg"), x, right.item())
+
+
+def _df_branch_visible(answer, task: Params) -> None:
+    family = FAMILIES["10_branches_and_kinks", "df_branch"]
+    for x in (1.0, 0.0, 0.5):
+        leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        (right,) = torch.autograd.grad(family.function(task, leaf), leaf)
+        lesson_10.check_branch(call_by_hand(answer, x, name="df_branch"), x, right.item(), task)
 
 
 # family: (test, spellings, slips, the visible test)
@@ -115,6 +157,12 @@ CORPORA = {
         product_rule_spellings,
         product_rule_slips,
         _dg_visible,
+    ),
+    FAMILIES["10_branches_and_kinks", "df_branch"]: (
+        "test_branch_derivative",
+        branches_spellings,
+        branches_slips,
+        _df_branch_visible,
     ),
 }
 CASES = [(family, task) for family in CORPORA for task in family.every()]

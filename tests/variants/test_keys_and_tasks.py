@@ -169,7 +169,8 @@ def test_the_lesson_shows_the_key_cell_and_the_students_task(family):
     shows = cells[answer - 1]
     assert OWN_TASK in shows.metadata.get("tags", [])
     assert f'my_task("{family.lesson}", "{family.exercise}")' in shows.source
-    solution = read(family.exercise, parsed(cells[answer].source).body)
+    trees = [parsed(c.source) for c in cells[: answer + 1] if c.cell_type == "code"]
+    solution = read(family.exercise, [line for tree in trees if tree for line in tree.body])
     default = read(family.exercise, parsed(family.solution(family.default)).body)
     draw = random.Random(1)
     for _ in range(20):
