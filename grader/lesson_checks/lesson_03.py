@@ -62,10 +62,13 @@ def check_dz_dx(answer, x: float, task) -> None:
     raise CheckFailed(f"{said}. Check your derivation (chain rule, constant factors).")
 
 
-def check_mean_grad(grad, x: torch.Tensor, right, label: str) -> None:
-    """Check `grad`, what mean_grad(x) returned, against `right`, explaining the usual slips."""
+def check_mean_grad(grad, x: torch.Tensor, right, label: str, task) -> None:
+    """Check `grad`, what mean_grad(x) returned, against `right`, explaining the usual slips,
+    for the student's `task` (out = mean((a x + b)^3))."""
     n = x.numel()
     right = torch.as_tensor(right, dtype=torch.float64)
+    a, b = task.a, task.b
+    at_ones = 3 * a * (a + b) ** 2 / 4  # the visible example's value, a 2x2 x of ones
     check_tensor(
         grad,
         right,
@@ -74,12 +77,12 @@ def check_mean_grad(grad, x: torch.Tensor, right, label: str) -> None:
         mistakes={
             "it is n times too large: that is the gradient of the sum. The mean divides by n, the "
             "number of elements of x, and so does its gradient.": right * n,
-            "it is half the right value: the inner function 2x + 1 has derivative 2, and the "
-            "chain rule multiplies by it.": right / 2,
+            f"it is 1/{a} of the right value: the inner function {a}x + {b} has derivative {a}, "
+            "and the chain rule multiplies by it.": right / a,
             "you divided by 4, the size of a 2x2 example: the mean divides by the number of "
             "elements of x, whatever its shape.": right * n / 4,
-            "it is 13.5 everywhere, which is right only for a 2x2 x of ones. Return a formula in "
-            "x.": torch.full_like(x, 13.5),
+            f"it is {at_ones:g} everywhere, which is right only for a 2x2 x of ones. Return a "
+            "formula in x.": torch.full_like(x, at_ones),
         },
     )
 

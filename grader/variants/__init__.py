@@ -108,13 +108,14 @@ class Task:
         whose = "the class-wide task" if key is None else f"the task of {student_of(key)}"
         return f"**Your task** ({whose}): {self.family.shown(self.params)}"
 
-    def derivative(self, x: float) -> float:
-        """Autograd's derivative of the task's function at `x`, in float64 (for visible tests)."""
+    def derivative(self, x):
+        """Autograd's derivative of the task's function at `x` (a number, or a tensor for a
+        function of a tensor), in float64, for visible tests."""
         import torch
 
-        leaf = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
+        leaf = torch.as_tensor(x, dtype=torch.float64).clone().requires_grad_(True)
         (grad,) = torch.autograd.grad(self.family.function(self.params, leaf), leaf)
-        return grad.item()
+        return grad.item() if grad.dim() == 0 else grad
 
     def __repr__(self) -> str:
         return f"Your task: {self.family.shown(self.params, plain=True)}"

@@ -78,6 +78,28 @@ class ChainRule(Family):
         return task.a * (x**2 - task.b * x) ** 3
 
 
+class MeanGradient(Family):
+    """Lesson 3, exercise 2: the gradient of out = mean((a x + b)^3) by hand, for a tensor x."""
+
+    lesson = "03_backward_and_scalar_outputs"
+    exercise = answer_cell = "mean_grad"
+    default = Params(a=2, b=1)
+    a_values, b_values = range(2, 5), range(1, 4)
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        inner = f"{task.a}x + {task.b}"
+        if plain:
+            return f"out = mean(({inner})^3)"
+        return f"$\\text{{out}} = \\frac{{1}}{{n}}\\sum_{{i=1}}^{{n}} ({task.a}x_i + {task.b})^3$"
+
+    def solution(self, task: Params) -> str:
+        a, b = task.a, task.b
+        return f"def mean_grad(x):\n    return {3 * a} * ({a} * x + {b}) ** 2 / x.numel()\n"
+
+    def function(self, task: Params, x):
+        return ((task.a * x + task.b) ** 3).mean()
+
+
 class ProductRule(Family):
     """Lesson 5, exercise 1: g'(x) by hand for g(x) = x^a sin(b x)."""
 
@@ -137,5 +159,6 @@ class Branches(Family):
 
 
 FAMILIES: dict[tuple[str, str], Family] = {
-    (family.lesson, family.exercise): family for family in (ChainRule(), ProductRule(), Branches())
+    (family.lesson, family.exercise): family
+    for family in (ChainRule(), MeanGradient(), ProductRule(), Branches())
 }

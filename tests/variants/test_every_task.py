@@ -56,6 +56,36 @@ def chain_rule_slips(t: Params) -> list[tuple[str, str]]:
     ]
 
 
+def mean_gradient_spellings(t: Params) -> list[str]:
+    """The gradient of mean((a x + b)^3), as students write it."""
+    a, b = t.a, t.b
+    return [
+        f"def mean_grad(x):\n    n = torch.numel(x)\n"
+        f"    return ({3 * a**3} * x.pow(2) + {6 * a * a * b} * x + {3 * a * b * b}) / n\n",
+        f"def mean_grad(x):\n    inner = {a} * x + {b}\n    outer_slope = 3 * inner**2\n"
+        f"    return outer_slope * {a} / len(x.flatten())\n",
+        f"def mean_grad(x):\n    scale = torch.full_like(x, {3 * a}.0 / x.nelement())\n"
+        f"    return scale * torch.square({a} * x + {b})\n",
+        f"import math\n\ndef mean_grad(x):\n    n = math.prod(x.shape)\n"
+        f"    return x.mul({a}).add({b}).pow(2).mul({3 * a}).div(n)\n",
+    ]
+
+
+def mean_gradient_slips(t: Params) -> list[tuple[str, str]]:
+    a, b = t.a, t.b
+    return [
+        (f"def mean_grad(x):\n    return {3 * a} * ({a} * x + {b}) ** 2\n", "gradient of the sum"),
+        (
+            f"def mean_grad(x):\n    return 3 * ({a} * x + {b}) ** 2 / x.numel()\n",
+            f"the inner function {a}x + {b} has derivative {a}",
+        ),
+        (
+            f"def mean_grad(x):\n    return {3 * a} * ({a} * x + {b}) ** 3 / x.numel()\n",
+            "mean_grad(torch.ones(2, 2))",
+        ),
+    ]
+
+
 def product_rule_spellings(t: Params) -> list[str]:
     """g'(x) for g(x) = x^a sin(b x), as students write it."""
     a, b = t.a, t.b
@@ -128,6 +158,13 @@ def _dz_dx_visible(answer, task: Params) -> None:
     lesson_03.check_dz_dx(call_by_hand(answer, -3.0, name="dz_dx"), -3.0, task)
 
 
+def _mean_grad_visible(answer, task: Params) -> None:
+    x = torch.ones(2, 2)
+    right = 3 * task.a * (task.a * x + task.b) ** 2 / x.numel()
+    grad = call_by_hand(answer, x.clone(), name="mean_grad")
+    lesson_03.check_mean_grad(grad, x, right, "mean_grad(torch.ones(2, 2))", task)
+
+
 def _dg_visible(answer, task: Params) -> None:
     family = FAMILIES["05_gradients_at_work", "dg"]
     for x in (1.0, 2.0):
@@ -152,6 +189,12 @@ CORPORA = {
         chain_rule_slips,
         _dz_dx_visible,
     ),
+    FAMILIES["03_backward_and_scalar_outputs", "mean_grad"]: (
+        "test_mean_grad",
+        mean_gradient_spellings,
+        mean_gradient_slips,
+        _mean_grad_visible,
+    ),
     FAMILIES["05_gradients_at_work", "dg"]: (
         "test_hand_derivative",
         product_rule_spellings,
@@ -169,9 +212,11 @@ CASES = [(family, task) for family in CORPORA for task in family.every()]
 
 
 def _notebook(answer: str, test: str):
-    """An answer cell and the exercise's test cell, as the judge reads a submission."""
+    """The lesson's import, an answer cell and the exercise's test cell, as the judge reads a
+    submission."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [
+        nbformat.v4.new_code_cell("import torch"),
         nbformat.v4.new_code_cell(answer, metadata={"nbgrader": {"solution": True}}),
         nbformat.v4.new_code_cell(
             "", metadata={"nbgrader": {"grade": True, "grade_id": test, "points": 2}}
@@ -190,7 +235,7 @@ def _judged(family, answer: str, task: Params) -> str | None:
 
 
 def _visible(family, answer: str, task: Params) -> None:
-    namespace: dict = {}
+    namespace: dict = {"torch": torch}
     exec(answer, namespace)
     CORPORA[family][3](namespace[family.exercise], task)
 
