@@ -24,7 +24,7 @@ from traitlets import List, Unicode
 from traitlets.config import Configurable
 
 from grader.variants import GRADING_VARIABLE, KEY_VARIABLE, params, student_of
-from grader.variants.families import FAMILIES, Family, Params
+from grader.variants.families import FAMILIES, FAMILY_LIST, Family, Params
 
 SECRET_NAME = "course_secret"
 ALL = "all"
@@ -83,7 +83,7 @@ def hub_environment(course_dir) -> dict:
 def varied_lessons(config) -> set[str]:
     """The lessons with tasks of each student's own in this course."""
     chosen = set(CourseVariants(config=config).lessons)
-    having = {family.lesson for family in FAMILIES.values()}
+    having = {family.lesson for family in FAMILY_LIST}
     return having if ALL in chosen else chosen & having
 
 
@@ -97,7 +97,7 @@ class Variant:
 
     def families(self) -> list[Family]:
         """The lesson's exercises whose task is the student's own."""
-        return [f for f in FAMILIES.values() if f.lesson == self.lesson]
+        return [f for f in FAMILY_LIST if f.lesson == self.lesson]
 
     def family(self, exercise: str) -> Family:
         return FAMILIES[self.lesson, exercise]

@@ -15,7 +15,7 @@ from grader.lms.late_policy import PLUGIN_NAME, parse_policy, policy_in_force
 from grader.lms.roster import Student, read_roster, save_roster
 from grader.outcome import nbgrader_failure
 from grader.safe_output.text import terminal_safe
-from grader.variants.families import FAMILIES
+from grader.variants.families import FAMILY_LIST
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -143,7 +143,7 @@ def _variants(given: str | None, before: list[str] | None) -> list[str]:
         return []
     if chosen == [ALL]:
         return [ALL]
-    having = sorted({family.lesson for family in FAMILIES.values()})
+    having = sorted({family.lesson for family in FAMILY_LIST})
     unknown = [name for name in chosen if name not in having]
     if unknown:
         raise ValueError(

@@ -46,7 +46,7 @@ def problems(nb, solution_nb, probes_source: str, seed: int, variant=None) -> di
         for function, domains in functions.items():
             problem = _problem(nb, solution_nb, test, function, domains, seed, variant)
             if problem:
-                found[test] = problem
+                found[test] = _another_task(nb, test, functions, seed, variant) or problem
                 break
     return found
 
@@ -66,22 +66,41 @@ def _problem(nb, solution_nb, test, function, domains, seed, variant) -> str | N
         return f"{function} takes {answer.parameters} parameters; the exercise gives it {given}"
     if len(answer.results) != len(reference.results) or answer.one != reference.one:
         return f"{function} returns {_values(answer)}; the exercise asks for {_values(reference)}"
-    points = list(_points(random.Random(f"{seed}/{test}/{function}"), domains))
-    problem = _differs(function, answer, reference, points)
+    problem = _differs(function, answer, reference, _points(seed, test, function, domains))
     if problem and own:
-        for theirs, solution in variant.others(function):
-            if _differs(function, answer, _reference((solution,), function), points) is None:
-                return (
-                    f"{function} is right for another student's task ({theirs}), not for yours "
-                    f"({variant.shown(function)}): it solves a different task. Derive your own "
-                    "task's, shown above the exercise."
-                )
         problem += f" (your task: {variant.shown(function)})"
     return problem
 
 
-def _points(draw: random.Random, domains: list[dict]) -> list:
-    """The points the formulas are compared at: POINTS of them, a few elements each."""
+def _another_task(nb, test: str, functions: dict, seed: int, variant) -> str | None:
+    """What to say when every function the test asks for is right for another student's task
+    (None when the answer solves no other task, or the course gives no tasks of their own)."""
+    first = next(iter(functions))
+    if variant is None or variant.solution(first) is None:
+        return None
+    try:
+        answers = {name: read(name, _statements_before(nb, test)) for name in functions}
+    except NotAFormula:
+        return None
+    for theirs, solution in variant.others(first):
+        if all(
+            _differs(name, answers[name], _reference((solution,), name), points) is None
+            for name, domains in functions.items()
+            for points in [_points(seed, test, name, domains)]
+        ):
+            asked = " and ".join(functions)
+            return (
+                f"{asked} {'is' if len(functions) == 1 else 'are'} right for another student's "
+                f"task ({theirs}), not for yours ({variant.shown(first)}): it solves a different "
+                "task. Derive your own task's, shown above the exercise."
+            )
+    return None
+
+
+def _points(seed: int, test: str, function: str, domains: list[dict]) -> list:
+    """The points the formulas are compared at: POINTS of them, a few elements each, drawn for
+    the submission, the test and the function."""
+    draw = random.Random(f"{seed}/{test}/{function}")
     return [element for _ in range(POINTS) for element in _elements(draw, domains)]
 
 

@@ -281,7 +281,7 @@ def check_df_and_grad_after_three(values, slopes, after_three) -> None:
         require(
             values[name, a] != values[name, b],
             f"{name} returns the same number, {values[name, a]!r}, at x = {a} and at x = {b}. "
-            "The derivative of x**3 + 2*x changes with x: return a formula in x, not a number.",
+            "The derivative of your task's f changes with x: return a formula in x, not a number.",
         )
     for x, slope in slopes.items():
         three = after_three[x]

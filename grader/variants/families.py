@@ -26,8 +26,9 @@ class Family:
     """One exercise's tasks."""
 
     lesson: str
-    exercise: str  # the function the exercise asks for
-    answer_cell: str  # the grade id of the cell the student writes it in
+    exercise: str  # the exercise's name: the function it asks for, or (several) the answer's
+    functions: tuple[str, ...] = ()  # the functions it asks for, where not only `exercise`
+    answer_cell: str  # the grade id of the cell the student writes them in
     default: Params
     a_values: range  # the coefficients a task may have
     b_values: range
@@ -51,6 +52,14 @@ class Family:
     def function(self, task: Params, x):
         """The task's function at `x` (a tensor), whose derivative the exercise asks for."""
         raise NotImplementedError
+
+    def asked(self) -> tuple[str, ...]:
+        """The functions the exercise asks for."""
+        return self.functions or (self.exercise,)
+
+    def times_derivative(self, function: str) -> int:
+        """What `function` returns, in derivatives of the task's function (1: the derivative)."""
+        return 1
 
 
 class ChainRule(Family):
@@ -158,7 +167,45 @@ class Branches(Family):
         return x**task.a if x > 0.5 else torch.sin(task.b * x)
 
 
+class Accumulation(Family):
+    """Lesson 4, exercise 6: by hand, f'(x) and x.grad after three backward() calls, for
+    f(x) = x^a + b x."""
+
+    lesson = "04_retain_graph_and_accumulation"
+    exercise = answer_cell = "derive_by_hand"
+    functions = ("df", "grad_after_three")
+    default = Params(a=3, b=2)
+    a_values, b_values = range(2, 5), range(1, 5)
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        if plain:
+            return f"f(x) = x**{task.a} + {times(task.b, 'x')}"
+        return f"$f(x) = x^{task.a} + {times(task.b, 'x')}$"
+
+    def solution(self, task: Params) -> str:
+        a, b = task.a, task.b
+        return (
+            f"def df(x):\n    return {a} * x**{a - 1} + {b}\n\n\n"
+            f"def grad_after_three(x):\n    return 3 * ({a} * x**{a - 1} + {b})\n"
+        )
+
+    def function(self, task: Params, x):
+        return x**task.a + task.b * x
+
+    def times_derivative(self, function: str) -> int:
+        return 3 if function == "grad_after_three" else 1
+
+
+FAMILY_LIST: tuple[Family, ...] = (
+    ChainRule(),
+    MeanGradient(),
+    Accumulation(),
+    ProductRule(),
+    Branches(),
+)
+# Each family by its lesson and by its exercise's name and each function it asks for
 FAMILIES: dict[tuple[str, str], Family] = {
-    (family.lesson, family.exercise): family
-    for family in (ChainRule(), MeanGradient(), ProductRule(), Branches())
+    (family.lesson, name): family
+    for family in FAMILY_LIST
+    for name in dict.fromkeys((family.exercise, *family.asked()))
 }

@@ -14,8 +14,8 @@ from grader.checks import CheckFailed, call_by_hand
 from grader.course import probes_file
 from grader.course_keys import Variant
 from grader.judging import by_hand
-from grader.lesson_checks import lesson_03, lesson_05, lesson_10
-from grader.variants.families import FAMILIES, Params
+from grader.lesson_checks import lesson_03, lesson_04, lesson_05, lesson_10
+from grader.variants.families import FAMILIES, FAMILY_LIST, Params
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -83,6 +83,34 @@ def mean_gradient_slips(t: Params) -> list[tuple[str, str]]:
             f"def mean_grad(x):\n    return {3 * a} * ({a} * x + {b}) ** 3 / x.numel()\n",
             "mean_grad(torch.ones(2, 2))",
         ),
+    ]
+
+
+def accumulation_spellings(t: Params) -> list[str]:
+    """f'(x) and x.grad after three backward() calls, for f(x) = x^a + b x."""
+    a, b = t.a, t.b
+    return [
+        f"def df(x):\n    return {a} * x ** ({a} - 1) + {b}\n\n"
+        f"def grad_after_three(x):\n    return 3 * df(x)\n",
+        f"def df(x):\n    return {b} + {a} * x**{a - 1}\n\n"
+        f"def grad_after_three(x):\n    once = {a} * x**{a - 1} + {b}\n"
+        "    return once + once + once\n",
+        f"df = lambda x: {a} * x**{a - 1} + {b}  # noqa: E731\n"
+        f"grad_after_three = lambda x: {3 * a} * x**{a - 1} + {3 * b}  # noqa: E731\n",
+    ]
+
+
+def accumulation_slips(t: Params) -> list[tuple[str, str]]:
+    a, b = t.a, t.b
+    df = f"def df(x):\n    return {a} * x**{a - 1} + {b}\n\n"
+    return [
+        (df + f"def grad_after_three(x):\n    return {a} * x**{a - 1} + {b}\n", "ONE backward()"),
+        (
+            f"def df(x):\n    return {a} * x**{a - 1}\n\n"
+            f"def grad_after_three(x):\n    return 3 * {a} * x**{a - 1}\n",
+            "Check your derivation (power rule, constant factors)",
+        ),
+        (df + f"def grad_after_three(x):\n    return 9 * x**{a - 1} + {b}\n", "add it up three"),
     ]
 
 
@@ -154,31 +182,42 @@ def branches_slips(t: Params) -> list[tuple[str, str]]:
     ]
 
 
-def _dz_dx_visible(answer, task: Params) -> None:
-    lesson_03.check_dz_dx(call_by_hand(answer, -3.0, name="dz_dx"), -3.0, task)
+def _dz_dx_visible(answers, task: Params) -> None:
+    lesson_03.check_dz_dx(call_by_hand(answers["dz_dx"], -3.0, name="dz_dx"), -3.0, task)
 
 
-def _mean_grad_visible(answer, task: Params) -> None:
+def _mean_grad_visible(answers, task: Params) -> None:
     x = torch.ones(2, 2)
     right = 3 * task.a * (task.a * x + task.b) ** 2 / x.numel()
-    grad = call_by_hand(answer, x.clone(), name="mean_grad")
+    grad = call_by_hand(answers["mean_grad"], x.clone(), name="mean_grad")
     lesson_03.check_mean_grad(grad, x, right, "mean_grad(torch.ones(2, 2))", task)
 
 
-def _dg_visible(answer, task: Params) -> None:
+def _accumulation_visible(answers, task: Params) -> None:
+    values = {}
+    for x in (1.0, 2.0):
+        for name in ("df", "grad_after_three"):
+            values[name, x] = call_by_hand(answers[name], x, name=name)
+    slopes = {x: task.a * x ** (task.a - 1) + task.b for x in (1.0, 2.0)}
+    three = {x: 3 * slope for x, slope in slopes.items()}
+    lesson_04.check_df_and_grad_after_three(values, slopes=slopes, after_three=three)
+
+
+def _dg_visible(answers, task: Params) -> None:
     family = FAMILIES["05_gradients_at_work", "dg"]
     for x in (1.0, 2.0):
         leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
         (right,) = torch.autograd.grad(family.function(task, leaf), leaf)
-        lesson_05.check_dg(call_by_hand(answer, x, name="dg"), x, right.item())
+        lesson_05.check_dg(call_by_hand(answers["dg"], x, name="dg"), x, right.item())
 
 
-def _df_branch_visible(answer, task: Params) -> None:
+def _df_branch_visible(answers, task: Params) -> None:
     family = FAMILIES["10_branches_and_kinks", "df_branch"]
     for x in (1.0, 0.0, 0.5):
         leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
         (right,) = torch.autograd.grad(family.function(task, leaf), leaf)
-        lesson_10.check_branch(call_by_hand(answer, x, name="df_branch"), x, right.item(), task)
+        answer = call_by_hand(answers["df_branch"], x, name="df_branch")
+        lesson_10.check_branch(answer, x, right.item(), task)
 
 
 # family: (test, spellings, slips, the visible test)
@@ -194,6 +233,12 @@ CORPORA = {
         mean_gradient_spellings,
         mean_gradient_slips,
         _mean_grad_visible,
+    ),
+    FAMILIES["04_retain_graph_and_accumulation", "derive_by_hand"]: (
+        "test_derive_by_hand",
+        accumulation_spellings,
+        accumulation_slips,
+        _accumulation_visible,
     ),
     FAMILIES["05_gradients_at_work", "dg"]: (
         "test_hand_derivative",
@@ -237,7 +282,7 @@ def _judged(family, answer: str, task: Params) -> str | None:
 def _visible(family, answer: str, task: Params) -> None:
     namespace: dict = {"torch": torch}
     exec(answer, namespace)
-    CORPORA[family][3](namespace[family.exercise], task)
+    CORPORA[family][3](namespace, task)
 
 
 def _id(case) -> str:
@@ -270,4 +315,4 @@ def test_typical_slips_fail_on_every_task_and_are_named(case):
 
 
 def test_every_family_has_its_corpora():
-    assert set(CORPORA) == set(FAMILIES.values())
+    assert set(CORPORA) == set(FAMILY_LIST)

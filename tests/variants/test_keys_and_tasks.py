@@ -2,6 +2,7 @@
 of a family as hard as the others and its solution right, the student's key cell."""
 
 import ast
+import itertools
 import random
 from types import SimpleNamespace
 
@@ -23,7 +24,7 @@ from grader.course_keys import (
 from grader.judging import formulas
 from grader.judging.formula_reading import read
 from grader.judging.syntax import parsed
-from grader.variants.families import FAMILIES
+from grader.variants.families import FAMILY_LIST
 
 SECRET = b"a course's secret"
 CLASS = [f"student{i:02d}" for i in range(40)]
@@ -63,7 +64,7 @@ def test_the_secret_is_made_once_and_kept_from_others(tmp_path):
         read_secret(tmp_path / "elsewhere")
 
 
-@pytest.mark.parametrize("family", FAMILIES.values(), ids=lambda f: f"{f.lesson}/{f.exercise}")
+@pytest.mark.parametrize("family", FAMILY_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
 def test_students_get_tasks_of_their_own_from_their_keys(family):
     drawn = [variants.params(family.lesson, family.exercise, key_for(SECRET, s)) for s in CLASS]
     again = [variants.params(family.lesson, family.exercise, key_for(SECRET, s)) for s in CLASS]
@@ -73,21 +74,22 @@ def test_students_get_tasks_of_their_own_from_their_keys(family):
     assert variants.params(family.lesson, family.exercise, None) == family.default
 
 
-@pytest.mark.parametrize("family", FAMILIES.values(), ids=lambda f: f"{f.lesson}/{f.exercise}")
+@pytest.mark.parametrize("family", FAMILY_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
 def test_every_task_is_of_one_structure_and_its_solution_is_its_derivative(family):
     """The solution's formula for each task is a formula the grader reads (as it reads the
     class-wide solution's), equal to autograd's derivative of the task's function, and the task
     shows its own coefficients."""
     draw = random.Random(0)
     assert len({_structure(family.solution(task)) for task in family.every()}) == 1
-    for task in family.every():
-        formula = read(family.exercise, parsed(family.solution(task)).body)
+    for task, function in itertools.product(family.every(), family.asked()):
+        formula = read(function, parsed(family.solution(task)).body)
         for _ in range(5):
             x = draw.uniform(-3, 3)
             t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
             (grad,) = torch.autograd.grad(family.function(task, t), t)
             got = formulas.value(formula.results[0], (mpmath.mpf(x),), ((),))
-            assert float(got) == pytest.approx(grad.item(), rel=1e-9, abs=1e-9)
+            wanted = grad.item() * family.times_derivative(function)
+            assert float(got) == pytest.approx(wanted, rel=1e-9, abs=1e-9)
         for value in vars(task).values():  # a coefficient 1 is not written
             assert value == 1 or str(value) in family.shown(task) + family.shown(task, True)
 
@@ -152,7 +154,7 @@ def test_init_names_the_lessons_that_can_vary(tmp_path):
     assert not (tmp_path / "course").exists()  # nothing written
 
 
-@pytest.mark.parametrize("family", FAMILIES.values(), ids=lambda f: f"{f.lesson}/{f.exercise}")
+@pytest.mark.parametrize("family", FAMILY_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
 def test_the_lesson_shows_the_key_cell_and_the_students_task(family):
     """The lesson has the key cell before its first exercise, and the exercise a cell tagged
     own-task, just before its answer, that shows the student's task; the class-wide task's
@@ -170,13 +172,15 @@ def test_the_lesson_shows_the_key_cell_and_the_students_task(family):
     assert OWN_TASK in shows.metadata.get("tags", [])
     assert f'my_task("{family.lesson}", "{family.exercise}")' in shows.source
     trees = [parsed(c.source) for c in cells[: answer + 1] if c.cell_type == "code"]
-    solution = read(family.exercise, [line for tree in trees if tree for line in tree.body])
-    default = read(family.exercise, parsed(family.solution(family.default)).body)
+    statements = [line for tree in trees if tree for line in tree.body]
     draw = random.Random(1)
-    for _ in range(20):
-        x = (mpmath.mpf(draw.uniform(-3, 3)),)
-        value = formulas.value(solution.results[0], x, ((),))
-        assert formulas.agrees(value, formulas.value(default.results[0], x, ((),)))
+    for function in family.asked():
+        solution = read(function, statements)
+        default = read(function, parsed(family.solution(family.default)).body)
+        for _ in range(20):
+            x = (mpmath.mpf(draw.uniform(-3, 3)),)
+            value = formulas.value(solution.results[0], x, ((),))
+            assert formulas.agrees(value, formulas.value(default.results[0], x, ((),)))
 
 
 def test_grading_tasks_of_their_own_without_the_secret_says_which_file(tmp_path):
