@@ -16,14 +16,15 @@ from grader.function_oracle import FunctionOracle
 from grader.hand_graphs import hand_graph_truth
 from grader.random_graphs import backward_order
 from grader.remote_functions import RemoteFunctions
+from grader.variants.families import times
 
 # Exercise 2 · Two paths, by hand
 
 ONE_PATH_BY_HAND = (
-    "follows only the path through a * b. a also reaches h directly (the + a): add both "
-    "paths, dh/da = b + 1."
+    "follows only the path through a * b. a also reaches h directly (the + {ka}): add both "
+    "paths, dh/da = b + {k}."
 )
-NO_OUTER = "misses the outer factor d out/dh = 2h (the derivative of h**2)."
+NO_OUTER = "misses the outer factor d out/dh = {outer} (the derivative of {out})."
 
 
 def _as_number(value):
@@ -38,9 +39,20 @@ def _near(value, wanted):
     return abs(value - wanted) <= 1e-4 * max(1.0, abs(wanted))
 
 
-def check_grads_by_hand(result, a, b, want_a, want_b, *, one_path=(), no_outer=()) -> None:
-    """Check grads_by_hand(a, b)'s result against (want_a, want_b); `one_path` and `no_outer`
-    list the d out/da that each typical mistake gives."""
+def check_grads_by_hand(result, a, b, task) -> None:
+    """Check grads_by_hand(a, b)'s result against autograd's for the student's `task` (out =
+    c h^2 with h = a b + k a: the task's `a` is k, its `b` is c), explaining the usual slips."""
+    k, c = task.a, task.b
+    want_a, want_b = task.derivative(a, b)
+    h = a * b + k * a
+    one_path = [2 * c * h * b]
+    no_outer = [b + k, c * h * (b + k)]  # the outer factor 2ch, or its 2, left out
+    said = {
+        "ka": times(k, "a"),
+        "k": k,
+        "outer": times(2 * c, "h"),
+        "out": "h**2" if c == 1 else f"{c} * h**2",
+    }
     shown = f"grads_by_hand({a}, {b})"
     require(
         isinstance(result, list | tuple) and len(result) == 2,
@@ -59,7 +71,7 @@ def check_grads_by_hand(result, a, b, want_a, want_b, *, one_path=(), no_outer=(
         )
         mistakes = [(w, ONE_PATH_BY_HAND) for w in one_path] + [(w, NO_OUTER) for w in no_outer]
         for wrong, why in mistakes:
-            require(not _near(da, wrong), f"{shown}: d out/da = {da:.6g} {why}")
+            require(not _near(da, wrong), f"{shown}: d out/da = {da:.6g} {why.format(**said)}")
     require(
         _near(da, want_a),
         f"{shown}: d out/da is {da:.6g}, but autograd says {want_a:.6g}. Multiply "

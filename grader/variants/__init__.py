@@ -88,8 +88,8 @@ class Task:
     """An exercise's task as this notebook shows it: shown as Markdown in a cell, and read by the
     test cells. It reads the key when used, so a key set after the lesson's first cells counts."""
 
-    def __init__(self, lesson: str, exercise: str):
-        self.lesson, self.exercise = lesson, exercise
+    def __init__(self, lesson: str, exercise: str, fixed: Params | None = None):
+        self.lesson, self.exercise, self.fixed = lesson, exercise, fixed  # fixed: a given task
 
     @property
     def family(self) -> Family:
@@ -97,10 +97,10 @@ class Task:
 
     @property
     def params(self) -> Params:
-        return params(self.lesson, self.exercise, course_key())
+        return self.fixed or params(self.lesson, self.exercise, course_key())
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name in ("lesson", "exercise"):
+        if name.startswith("_") or name in ("lesson", "exercise", "fixed"):
             raise AttributeError(name)
         return getattr(self.params, name)
 
@@ -109,14 +109,16 @@ class Task:
         whose = "the class-wide task" if key is None else f"the task of {student_of(key)}"
         return f"**Your task** ({whose}): {self.family.shown(self.params)}"
 
-    def derivative(self, x):
+    def derivative(self, *x):
         """Autograd's derivative of the task's function at `x` (a number, or a tensor for a
-        function of a tensor), in float64, for visible tests."""
+        function of a tensor; a pair of partial derivatives for a function of two numbers), in
+        float64, for visible tests."""
         import torch
 
-        leaf = torch.as_tensor(x, dtype=torch.float64).clone().requires_grad_(True)
-        (grad,) = torch.autograd.grad(self.family.function(self.params, leaf), leaf)
-        return grad.item() if grad.dim() == 0 else grad
+        leaves = [torch.as_tensor(v, dtype=torch.float64).clone().requires_grad_(True) for v in x]
+        grads = torch.autograd.grad(self.family.function(self.params, *leaves), leaves)
+        found = [grad.item() if grad.dim() == 0 else grad for grad in grads]
+        return found[0] if len(found) == 1 else tuple(found)
 
     def __repr__(self) -> str:
         return f"Your task: {self.family.shown(self.params, plain=True)}"

@@ -49,8 +49,9 @@ class Family:
         """The source of the solution's function for `task`, a formula."""
         raise NotImplementedError
 
-    def function(self, task: Params, x):
-        """The task's function at `x` (a tensor), whose derivative the exercise asks for."""
+    def function(self, task: Params, *x):
+        """The task's function at `x` (tensors: its inputs), whose derivative the exercise asks
+        for."""
         raise NotImplementedError
 
     def asked(self) -> tuple[str, ...]:
@@ -196,11 +197,39 @@ class Accumulation(Family):
         return 3 if function == "grad_after_three" else 1
 
 
+class TwoPaths(Family):
+    """Lesson 6, exercise 2: by hand, the gradient of out = c h^2 with h = a b + k a, where a
+    reaches h along two paths (the task's `a` is k, its `b` is c)."""
+
+    lesson = "06_backward_by_hand"
+    exercise, answer_cell = "grads_by_hand", "chain_by_hand"
+    default = Params(a=1, b=1)
+    a_values, b_values = range(1, 4), range(1, 4)
+
+    def shown(self, task: Params, plain: bool = False) -> str:
+        inner, outer = f"a*b + {times(task.a, 'a')}", times(task.b, "h^2")
+        if plain:
+            return f"h = {inner}, out = {outer}"
+        return f"$h = a \\cdot b + {times(task.a, 'a')}$, $\\;\\text{{out}} = {outer}$"
+
+    def solution(self, task: Params) -> str:
+        k, c = task.a, task.b
+        return (
+            "def grads_by_hand(a, b):\n"
+            f"    h = a * b + {k} * a\n"
+            f"    return {2 * c} * h * (b + {k}), {2 * c} * h * a\n"
+        )
+
+    def function(self, task: Params, a, b):
+        return task.b * (a * b + task.a * a) ** 2
+
+
 FAMILY_LIST: tuple[Family, ...] = (
     ChainRule(),
     MeanGradient(),
     Accumulation(),
     ProductRule(),
+    TwoPaths(),
     Branches(),
 )
 # Each family by its lesson and by its exercise's name and each function it asks for

@@ -14,7 +14,8 @@ from grader.checks import CheckFailed, call_by_hand
 from grader.course import probes_file
 from grader.course_keys import Variant
 from grader.judging import by_hand
-from grader.lesson_checks import lesson_03, lesson_04, lesson_05, lesson_10
+from grader.lesson_checks import lesson_03, lesson_04, lesson_05, lesson_06, lesson_10
+from grader.variants import Task
 from grader.variants.families import FAMILIES, FAMILY_LIST, Params
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -114,6 +115,34 @@ def accumulation_slips(t: Params) -> list[tuple[str, str]]:
     ]
 
 
+def two_paths_spellings(t: Params) -> list[str]:
+    """(d out/da, d out/db) for out = c h^2, h = a b + k a (the task's a is k, its b is c)."""
+    k, c = t.a, t.b
+    return [
+        f"def grads_by_hand(a, b):\n    h = a * b + {k} * a\n    d_out_dh = {2 * c} * h\n"
+        f"    return d_out_dh * (b + {k}), d_out_dh * a\n",
+        f"def grads_by_hand(a, b):\n    return ({2 * c} * (a * b + {k} * a) * b "
+        f"+ {2 * c} * (a * b + {k} * a) * {k}, {2 * c} * a * (a * b + {k} * a))\n",
+        f"def grads_by_hand(a, b):\n    h = a * (b + {k})\n    return [{2 * c} * h * (b + {k}), "
+        f"{2 * c} * h * a]\n",
+    ]
+
+
+def two_paths_slips(t: Params) -> list[tuple[str, str]]:
+    k, c = t.a, t.b
+    return [
+        (
+            f"def grads_by_hand(a, b):\n    h = a * b + {k} * a\n"
+            f"    return {2 * c} * h * b, {2 * c} * h * a\n",
+            "add both paths",
+        ),
+        (
+            f"def grads_by_hand(a, b):\n    return b + {k}, a\n",
+            "misses the outer factor",
+        ),
+    ]
+
+
 def product_rule_spellings(t: Params) -> list[str]:
     """g'(x) for g(x) = x^a sin(b x), as students write it."""
     a, b = t.a, t.b
@@ -203,6 +232,12 @@ def _accumulation_visible(answers, task: Params) -> None:
     lesson_04.check_df_and_grad_after_three(values, slopes=slopes, after_three=three)
 
 
+def _two_paths_visible(answers, task: Params) -> None:
+    found = call_by_hand(answers["grads_by_hand"], 1.0, 2.0, name="grads_by_hand")
+    family = FAMILIES["06_backward_by_hand", "grads_by_hand"]
+    lesson_06.check_grads_by_hand(found, 1.0, 2.0, Task(family.lesson, family.exercise, task))
+
+
 def _dg_visible(answers, task: Params) -> None:
     family = FAMILIES["05_gradients_at_work", "dg"]
     for x in (1.0, 2.0):
@@ -245,6 +280,12 @@ CORPORA = {
         product_rule_spellings,
         product_rule_slips,
         _dg_visible,
+    ),
+    FAMILIES["06_backward_by_hand", "grads_by_hand"]: (
+        "test_chain_by_hand",
+        two_paths_spellings,
+        two_paths_slips,
+        _two_paths_visible,
     ),
     FAMILIES["10_branches_and_kinks", "df_branch"]: (
         "test_branch_derivative",

@@ -84,12 +84,14 @@ def test_every_task_is_of_one_structure_and_its_solution_is_its_derivative(famil
     for task, function in itertools.product(family.every(), family.asked()):
         formula = read(function, parsed(family.solution(task)).body)
         for _ in range(5):
-            x = draw.uniform(-3, 3)
-            t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-            (grad,) = torch.autograd.grad(family.function(task, t), t)
-            got = formulas.value(formula.results[0], (mpmath.mpf(x),), ((),))
-            wanted = grad.item() * family.times_derivative(function)
-            assert float(got) == pytest.approx(wanted, rel=1e-9, abs=1e-9)
+            x = [draw.uniform(-3, 3) for _ in range(formula.parameters)]
+            leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in x]
+            grads = torch.autograd.grad(family.function(task, *leaves), leaves)
+            point, shapes = tuple(map(mpmath.mpf, x)), ((),) * len(x)
+            for result, grad in zip(formula.results, grads, strict=True):
+                got = formulas.value(result, point, shapes)
+                wanted = grad.item() * family.times_derivative(function)
+                assert float(got) == pytest.approx(wanted, rel=1e-9, abs=1e-9)
         for value in vars(task).values():  # a coefficient 1 is not written
             assert value == 1 or str(value) in family.shown(task) + family.shown(task, True)
 
@@ -178,9 +180,11 @@ def test_the_lesson_shows_the_key_cell_and_the_students_task(family):
         solution = read(function, statements)
         default = read(function, parsed(family.solution(family.default)).body)
         for _ in range(20):
-            x = (mpmath.mpf(draw.uniform(-3, 3)),)
-            value = formulas.value(solution.results[0], x, ((),))
-            assert formulas.agrees(value, formulas.value(default.results[0], x, ((),)))
+            x = tuple(mpmath.mpf(draw.uniform(-3, 3)) for _ in range(solution.parameters))
+            shapes = ((),) * len(x)
+            for mine, theirs in zip(solution.results, default.results, strict=True):
+                value = formulas.value(mine, x, shapes)
+                assert formulas.agrees(value, formulas.value(theirs, x, shapes))
 
 
 def test_grading_tasks_of_their_own_without_the_secret_says_which_file(tmp_path):
