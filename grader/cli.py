@@ -223,7 +223,8 @@ def _tasks(args) -> int:
     from grader.commands.tasks import student_tasks
 
     course = _course(args)
-    print(terminal_safe("\n".join(student_tasks(course, args.student, args.lesson))))
+    for line in student_tasks(course, args.student, args.lesson):
+        print(terminal_safe(line))
     return 0
 
 

@@ -10,23 +10,23 @@ At grading time a submission is graded against the tasks of the student who subm
 whatever key its notebook was worked under.
 """
 
-import ast
 import base64
 import contextlib
 import hashlib
 import hmac
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from traitlets import List, Unicode
 from traitlets.config import Configurable
 
-from grader.variants import GRADING_VARIABLE, KEY_VARIABLE, params, student_of
+from grader.variants import GRADING_VARIABLE, KEY_IN_TEXT, KEY_VARIABLE, params, student_of
 from grader.variants.families import FAMILIES, FAMILY_LIST, Family, Params
 
 SECRET_NAME = "course_secret"
+KEY_CELL_READ = 10_000  # characters of a cell read for its key: a key cell is a line
 ALL = "all"
 
 
@@ -94,6 +94,7 @@ class Variant:
     student: str
     key: str
     lesson: str
+    secret: bytes = field(default=b"", repr=False)  # the course's, to tell its keys from others
 
     def families(self) -> list[Family]:
         """The lesson's exercises whose task is the student's own."""
@@ -129,7 +130,8 @@ def variant_of(config, root: Path, lesson: str, student: str) -> Variant | None:
     """The submission's tasks, where the course gives `lesson` tasks of each student's own."""
     if lesson not in varied_lessons(config):
         return None
-    return Variant(student, key_for(read_secret(root), student), lesson)
+    secret = read_secret(root)
+    return Variant(student, key_for(secret, student), lesson, secret)
 
 
 @contextlib.contextmanager
@@ -150,45 +152,31 @@ def submitters_key(config, root: Path, lesson: str, student: str):
 
 
 def notebook_key(nb) -> str | None:
-    """The key a notebook was worked under, as its key cell sets it (the last one set wins), if
-    it sets one."""
+    """The key a notebook was worked under, as its key cell sets it (the last key in a cell that
+    sets one), if it sets one. Read from the cells' text, as written: a key typed in a cell
+    that calls `use_course_key`, however the call is spelled."""
     found = None
     for cell in nb.cells:
-        if cell.cell_type != "code" or "use_course_key" not in cell.source:
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Call)
-                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "use_course_key"
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)
-                and node.args[0].value.strip()
-            ):
-                found = node.args[0].value.strip()
+        source = cell.get("source", "")[:KEY_CELL_READ]
+        if cell.get("cell_type") == "code" and "use_course_key" in source:
+            found = next(reversed(KEY_IN_TEXT.findall(source)), found)
     return found
 
 
 def worked_under(nb, variant: Variant) -> str | None:
     """What to tell the student and the instructor when the notebook was worked under a key
-    that is not the submitting student's (None when it was not)."""
+    that is not the submitting student's (None when it was not). Only a key the course made is
+    quoted, by its student's id: any other text in the notebook is the student's own."""
     key = notebook_key(nb)
     if key is None or key == variant.key:
         return None
-    try:
-        other = student_of(key)
-    except ValueError:
-        other = None
+    other = student_of(key)
     if other == variant.student:
         whose = "a key that is not the one the course made for this student (mistyped?)"
-    elif other is None:
-        whose = f"{key!r}, which is not a course key"
-    else:
+    elif variant.secret and key == key_for(variant.secret, other):
         whose = f"the course key of {other}"
+    else:
+        whose = "a key the course did not make"
     return (
         f"this notebook was worked under {whose}, but {variant.student} submitted it: it is "
         f"graded against {variant.student}'s own tasks"

@@ -143,6 +143,8 @@ def _variants(given: str | None, before: list[str] | None) -> list[str]:
         return []
     if chosen == [ALL]:
         return [ALL]
+    if ALL in chosen or "off" in chosen:
+        raise ValueError("--variants: give all or off alone, or a comma-separated list of lessons")
     having = sorted({family.lesson for family in FAMILY_LIST})
     unknown = [name for name in chosen if name not in having]
     if unknown:

@@ -23,10 +23,21 @@ def write_keys(course, to: Path) -> tuple[Path, int]:
 
 def student_tasks(course, student: str, chosen: list[str] | None = None) -> list[str]:
     """Lines that give `student`'s tasks in each lesson with tasks of each student's own (those
-    `chosen`, else all), or say that the course gives none."""
+    `chosen`, else all), or say that the course gives none. ValueError for a student the course
+    does not know (a key made for a typo would be handed out) or a lesson with no such tasks."""
     varied = varied_lessons(course.config())
     if not varied:
         return ["this course gives every student the class-wide tasks (grader init --variants)"]
+    if student not in {known.id for known in class_list(course)}:
+        raise ValueError(
+            f"{student!r} is not a student of {course.root} (on its roster or in its gradebook)"
+        )
+    unknown = sorted(set(chosen or []) - varied)
+    if unknown:
+        raise ValueError(
+            f"{', '.join(unknown)}: no tasks of each student's own in this course; the lessons "
+            f"that have them are {', '.join(sorted(varied))}"
+        )
     key = key_for(read_secret(course.root), student)
     lines = [f"{student} (course key {key}):"]
     for lesson in sorted(varied):

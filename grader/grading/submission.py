@@ -271,13 +271,19 @@ def _own_tasks_said(nb, variant: Variant, probes_source: str, reading: how.Readi
 
 def _show_own_tasks(nb, variant: Variant, probes_source: str) -> None:
     """Each test of an exercise of the student's own keeps, for the feedback page, the task it
-    was graded against (and whose key the notebook was worked under, if another's)."""
+    was graded against (and whose key the notebook was worked under, if another's); the key cell
+    shows the instructor whose tasks those are (its run, shared by the lesson's submissions, says
+    none)."""
     varied = varied_tests(probes_source, variant)
     said = worked_under(nb, variant)
     for index, test in autograded_tests(nb).items():
         if test in varied:
             shown = variant.shown(varied[test])
             nb.cells[index].metadata[TASK_KEY] = f"{shown} ({said})" if said else shown
+    whose = f"Graded with the tasks of {variant.student}, who submitted this notebook.\n"
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "use_course_key" in cell.source:
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=whose)]
 
 
 class RunRefused(Exception):

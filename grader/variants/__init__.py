@@ -21,7 +21,9 @@ KEY_VARIABLE = "AUTOGRAD_COURSE_KEY"
 # Set by the grader when it runs a submission: the submitting student's key, which wins over the
 # one the notebook sets, so that a notebook is graded against its submitter's own tasks.
 GRADING_VARIABLE = "AUTOGRAD_GRADING_KEY"
-KEY_SHAPE = re.compile(r"^(?P<student>[^\s]+)-(?P<code>[A-Z2-7]{10})$")
+# An id of up to 100 printable characters, a dash, ten letters and digits of base 32
+KEY_SHAPE = re.compile(r"^(?P<student>[^\s\x00-\x1f\x7f]{1,100})-(?P<code>[A-Z2-7]{10})$")
+KEY_IN_TEXT = re.compile(r"""[^\s"'\\()\[\]\x00-\x1f\x7f]{1,100}-[A-Z2-7]{10}(?![A-Za-z0-9])""")
 _chosen: list[str] = []  # the key set in the notebook, which wins over the environment's
 
 

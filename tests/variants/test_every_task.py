@@ -315,7 +315,7 @@ def _judged(family, answer: str, task: Params) -> str | None:
     test = CORPORA[family][0]
     declared = by_hand.declared(probes_file(family.lesson).read_text())
     probes = f"BY_HAND = { ({test: declared[test]})!r}\n"
-    student = Fixed("s", "s-AAAAAAAAAA", family.lesson, task)
+    student = Fixed("s", "s-AAAAAAAAAA", family.lesson, fixed=task)
     nb, solution = _notebook(answer, test), _notebook("", test)
     return by_hand.problems(nb, solution, probes, seed=7, variant=student).get(test)
 

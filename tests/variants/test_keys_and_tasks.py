@@ -132,11 +132,13 @@ def test_a_hub_gives_each_user_their_own_key(tmp_path):
 
 
 def _notebook(*sources):
-    return SimpleNamespace(cells=[SimpleNamespace(cell_type="code", source=s) for s in sources])
+    import nbformat
+
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
 
 
 def test_a_notebook_worked_under_another_key_is_said_plainly():
-    bob = Variant("bob", key_for(SECRET, "bob"), "03_backward_and_scalar_outputs")
+    bob = Variant("bob", key_for(SECRET, "bob"), "03_backward_and_scalar_outputs", SECRET)
     alice = key_for(SECRET, "alice")
     assert notebook_key(_notebook("x = 1", 'use_course_key("")')) is None
     assert worked_under(_notebook(f'use_course_key("{bob.key}")'), bob) is None
@@ -145,7 +147,41 @@ def test_a_notebook_worked_under_another_key_is_said_plainly():
     assert "graded against bob's own tasks" in said
     mistyped = worked_under(_notebook('use_course_key("bob-AAAAAAAAAA")'), bob)
     assert "not the one the course made for this student" in mistyped
-    assert "not a course key" in worked_under(_notebook('use_course_key("whatever")'), bob)
+    assert worked_under(_notebook('use_course_key("whatever")'), bob) is None  # no key at all
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        'use_course_key(key="{key}")',  # a keyword
+        '%time use_course_key("{key}")',  # a magic
+        'use_course_key("")\n# then: use_course_key("{key}")',
+        'use_course_key("{key}")\nx = ' + "1+" * 20000 + "1",  # nested too deep to parse
+    ],
+)
+def test_the_key_is_read_however_the_cell_is_written(cell):
+    """The key a notebook sets is read from its text, whatever the call's spelling, and a cell
+    the parser cannot take (nested 20,000 deep) is no error."""
+    bob = Variant("bob", key_for(SECRET, "bob"), "03_backward_and_scalar_outputs", SECRET)
+    said = worked_under(_notebook(cell.format(key=key_for(SECRET, "alice"))), bob)
+    assert "worked under the course key of alice" in said
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "TA_checked:no_action_needed,ignore_this_flag-AAAAAAAAAA",  # words for the instructor
+        "\x1b[2Jeve-AAAAAAAAAA",  # a terminal escape
+        "x-" * 1_000_000 + "ABCDEFGHIJ",  # two megabytes
+    ],
+)
+def test_only_a_key_the_course_made_is_quoted(key):
+    """Another id is named only when the course made that key; any other text stays out of
+    the instructor's review column and the feedback, at any length."""
+    bob = Variant("bob", key_for(SECRET, "bob"), "03_backward_and_scalar_outputs", SECRET)
+    said = worked_under(_notebook(f'use_course_key("{key}")'), bob)
+    assert said is None or ("a key the course did not make" in said and len(said) < 200)
+    assert "TA_checked" not in (said or "") and "\x1b" not in (said or "")
 
 
 def test_init_names_the_lessons_that_can_vary(tmp_path):
@@ -153,6 +189,8 @@ def test_init_names_the_lessons_that_can_vary(tmp_path):
 
     with pytest.raises(ValueError, match="01_tensors_and_requires_grad has no tasks of each"):
         init_course(tmp_path / "course", variants="01_tensors_and_requires_grad")
+    with pytest.raises(ValueError, match="give all or off alone"):
+        init_course(tmp_path / "course", variants="all,03_backward_and_scalar_outputs")
     assert not (tmp_path / "course").exists()  # nothing written
 
 

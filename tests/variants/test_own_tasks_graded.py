@@ -8,7 +8,7 @@ import pytest
 from grader.cells import grade_id
 from grader.commands.feedback import generate_feedback
 from grader.commands.init import init_course
-from grader.commands.tasks import student_tasks, write_keys
+from grader.commands.tasks import write_keys
 from grader.course import solution_notebook
 from grader.course_keys import SECRET_NAME, key_for
 from grader.grading.class_run import grade_submissions
@@ -111,13 +111,27 @@ def test_the_feedback_page_shows_the_students_own_task(course):
         assert f"Your task: {FAMILY.shown(_task(student), plain=True)}" in pages[student]
 
 
-def test_the_instructor_sees_any_students_task_and_every_key(course, tmp_path):
-    lines = student_tasks(course, "bob")
-    assert f"{LESSON}, dz_dx: {FAMILY.shown(_task('bob'), plain=True)}" in "\n".join(lines)
+def test_the_instructor_sees_any_students_task_and_every_key(course, tmp_path, capsys):
+    from grader.cli import main
+
+    assert main(["tasks", "bob", "--course-dir", str(course.root)]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert key_for(SECRET, "bob") in lines[0]
+    assert f"  {LESSON}, dz_dx: {FAMILY.shown(_task('bob'), plain=True)}" in lines
+    assert main(["tasks", "bobb", "--course-dir", str(course.root)]) == 2  # a typo: no key
+    assert "'bobb' is not a student of" in capsys.readouterr().err
+    assert main(["tasks", "bob", "--lesson", "01_x", "--course-dir", str(course.root)]) == 2
+    assert "01_x: no tasks of each student's own in this course" in capsys.readouterr().err
     path, count = write_keys(course, tmp_path / "keys.csv")
     assert count == len(STUDENTS)
     assert f"alice,{key_for(SECRET, 'alice')}" in path.read_text()
+
+
+def test_the_instructors_notebook_says_whose_tasks_it_was_graded_with(course):
+    path = course.root / "autograded" / "bob" / LESSON / f"{LESSON}.ipynb"
+    key_cell = next(c for c in nbformat.read(path, 4).cells if "use_course_key" in c.source)
+    shown = "".join(out.get("text", "") for out in key_cell.outputs)
+    assert shown == "Graded with the tasks of bob, who submitted this notebook.\n"
 
 
 def test_a_passing_notebook_worked_under_another_key_says_so_on_its_page(course):
