@@ -105,10 +105,15 @@ def test_a_notebook_worked_under_another_key_is_graded_as_its_submitters_and_sai
 
 
 def test_the_feedback_page_shows_the_students_own_task(course):
+    """Under the test, and in the cell that shows the task: carol never set a key, so the task
+    she saw there was the class-wide one."""
     run = generate_feedback(course, LESSON)
     pages = {path.parts[-3]: path.read_text() for path in run.pages}
     for student in ("bob", "carol"):
         assert f"Your task: {FAMILY.shown(_task(student), plain=True)}" in pages[student]
+        shown = f"the task you were graded on: {FAMILY.shown(_task(student), plain=True)}"
+        assert shown in pages[student]
+        assert "(the class-wide task)" not in pages[student]  # the cell's stored output
 
 
 def test_the_instructor_sees_any_students_task_and_every_key(course, tmp_path, capsys):
