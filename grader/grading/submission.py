@@ -23,14 +23,14 @@ from nbformat.v4.rwbase import split_lines, strip_transient
 from sqlalchemy import Connection
 
 from grader.cells import autograded_tests, grade_id, is_test, shown_name
-from grader.course_keys import Variant, variant_of, worked_under
+from grader.course_keys import variant_of
 from grader.grading.gradebook import Saved, save_grades
 from grader.grading.nbgrader_steps import AFTER_RUN, ReleasedLessons, released_source, sanitize
 from grader.grading.run_outputs import apply_run, folder_files
 from grader.grading.submission_check import open_no_follow, regular_files
 from grader.grading.tasks import Ahead
 from grader.judging import how
-from grader.judging.own_tasks import own_references, varied_tests
+from grader.judging.own_tasks import OwnTasks, own_references
 from grader.judging.reference import Seeds, probes_file
 from grader.judging.rules import judge_source
 from grader.judging.verdict import TASK_KEY, VERDICT_KEY, judge_tests
@@ -167,8 +167,9 @@ def autograde_notebook(
         with timings.step("judge"):
             lesson_nb = _source_notebook(source_nb)
             reading = judge_source(nb, lesson_nb, probes["source"], seed, variant=variant)
-            if variant is not None:
-                reading = _own_tasks_said(nb, variant, probes["source"], reading)
+    own = OwnTasks.of(nb, variant, probes["source"]) if variant is not None else None
+    if own is not None:
+        reading = _own_tasks_said(own, reading)
     cells = [(i, _runs(c, probes, config)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     files = folder_files(target, path.name)
     # The kit's lessons share their first cells' run, made without the folder's modules
@@ -196,8 +197,8 @@ def autograde_notebook(
         report.detail = f"{report.detail}; {left}" if report.detail else left
     with timings.step("reference"):
         references = workers.seeds.observations(lesson, seed) if probes else {}
-        if variant is not None:  # the solution for the student's own tasks
-            references = {**references, **own_references(probes["source"], variant, seed)}
+        if own is not None:  # the solution for the student's own tasks
+            references = {**references, **own_references(probes["source"], own, seed)}
     if oracle is not None:  # what the probes drew, as this process answered it, comes first
         from grader.function_oracle import with_drawn
 
@@ -208,18 +209,17 @@ def autograde_notebook(
         for step in AFTER_RUN:
             nb, resources = step(config=config)(nb, resources)
     with timings.step("judge"):
-        own = frozenset(varied_tests(probes["source"], variant)) if variant else frozenset()
         verdicts = judge_tests(
             nb,
             references,
             report.probes,
             reading.problems,
             judged=probes is not None,
-            read_first=own,
+            read_first=frozenset(own.tests if own else ()),
         )
         _say_timed_out(nb, report, workers.sandbox.limits.cell_seconds)
-        if variant is not None:
-            _show_own_tasks(nb, variant, probes["source"])
+        if own is not None:
+            _show_own_tasks(nb, own)
     with timings.step("nbgrader steps"):
         lesson_markdown = instructors_markdown(_source_notebook(source_nb))
         _write_made(inert_notebook(nb, lesson_markdown), path)  # what the formgrader shows
@@ -253,34 +253,30 @@ def autograde_notebook(
     return graded(saved)
 
 
-def _own_tasks_said(nb, variant: Variant, probes_source: str, reading: how.Reading):
+def _own_tasks_said(own: OwnTasks, reading: how.Reading) -> how.Reading:
     """The reading, with a notebook worked under another key than the submitting student's said
     to the instructor (a review flag) and, where an exercise of their own lost its points, to
     the student."""
-    said = worked_under(nb, variant)
-    varied = varied_tests(probes_source, variant)
-    if said is None or not varied:
+    if own.said is None or not own.tests:
         return reading
     problems = dict(reading.problems)
-    for test in varied:
+    for test in own.tests:
         if test in problems:
-            problems[test] = f"{said}. {problems[test]}"
-    first_answer = variant.family(next(iter(varied.values()))).answer_cell
-    return how.Reading(problems, {**reading.flags, first_answer: said})
+            problems[test] = f"{own.said}. {problems[test]}"
+    first_answer = own.variant.family(next(iter(own.tests.values()))).answer_cell
+    return how.Reading(problems, {**reading.flags, first_answer: own.said})
 
 
-def _show_own_tasks(nb, variant: Variant, probes_source: str) -> None:
+def _show_own_tasks(nb, own: OwnTasks) -> None:
     """Each test of an exercise of the student's own keeps, for the feedback page, the task it
     was graded against (and whose key the notebook was worked under, if another's); the key cell
     shows the instructor whose tasks those are (its run, shared by the lesson's submissions, says
     none)."""
-    varied = varied_tests(probes_source, variant)
-    said = worked_under(nb, variant)
     for index, test in autograded_tests(nb).items():
-        if test in varied:
-            shown = variant.shown(varied[test])
-            nb.cells[index].metadata[TASK_KEY] = f"{shown} ({said})" if said else shown
-    whose = f"Graded with the tasks of {variant.student}, who submitted this notebook.\n"
+        if test in own.tests:
+            shown = own.variant.shown(own.tests[test])
+            nb.cells[index].metadata[TASK_KEY] = f"{shown} ({own.said})" if own.said else shown
+    whose = f"Graded with the tasks of {own.variant.student}, who submitted this notebook.\n"
     for cell in nb.cells:
         if cell.cell_type == "code" and "use_course_key" in cell.source:
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=whose)]
