@@ -84,7 +84,8 @@ def _another_task(nb, test: str, functions: dict, seed: int, variant) -> str | N
         return None
     for theirs, solution in variant.others(first):
         if all(
-            _differs(name, answers[name], _reference((solution,), name), points) is None
+            _same_shape(answers[name], _reference((solution,), name))
+            and _differs(name, answers[name], _reference((solution,), name), points) is None
             for name, domains in functions.items()
             for points in [_points(seed, test, name, domains)]
         ):
@@ -95,6 +96,15 @@ def _another_task(nb, test: str, functions: dict, seed: int, variant) -> str | N
                 "task. Derive your own task's, shown above the exercise."
             )
     return None
+
+
+def _same_shape(answer, reference) -> bool:
+    """Whether the answer takes the reference's parameters and returns as many values."""
+    return (answer.parameters, len(answer.results), answer.one) == (
+        reference.parameters,
+        len(reference.results),
+        reference.one,
+    )
 
 
 def _points(seed: int, test: str, function: str, domains: list[dict]) -> list:

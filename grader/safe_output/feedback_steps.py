@@ -173,7 +173,7 @@ class ShowSafeOutputs(Preprocessor):
         )
         release = _dest(self, resources, "release_directory", ".")
         budget = Budget()
-        graded_tasks = _graded_tasks(nb.cells)
+        graded_tasks = _graded_tasks(nb.cells, submitted)
         for index, cell in enumerate(nb.cells):
             mine = submitted.get(_key(cell), {})
             if cell.cell_type in ("markdown", "raw"):
@@ -197,17 +197,18 @@ class ShowSafeOutputs(Preprocessor):
         return nb, resources
 
 
-def _graded_tasks(cells) -> dict[int, str]:
+def _graded_tasks(cells, submitted: dict) -> dict[int, str]:
     """The cells that show the student's own task (they call `my_task`), each with the task the
     next test was graded on, where the grader wrote one (a course with tasks of each student's
-    own)."""
+    own; under stock nbgrader, or in a submitted copy, the key is the student's and not read)."""
     found, shows = {}, None
     for index, cell in enumerate(cells):
         if cell.cell_type == "code" and not is_test(cell) and "my_task(" in cell.source:
             shows = index
         elif is_test(cell) and shows is not None:
             task = cell.metadata.get(TASK_KEY)
-            if isinstance(task, str):
+            theirs = submitted.get(_key(cell), {}).get("metadata", {})
+            if isinstance(task, str) and TASK_KEY not in theirs:
                 found[shows] = task
             shows = None
     return found

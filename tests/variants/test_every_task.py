@@ -357,3 +357,14 @@ def test_typical_slips_fail_on_every_task_and_are_named(case):
 
 def test_every_family_has_its_corpora():
     assert set(CORPORA) == set(FAMILY_LIST)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["def df_branch(x, y):\n    return x\n", "def df_branch():\n    return 1\n"],
+)
+def test_an_answer_of_another_shape_is_told_so_not_a_grading_error(answer):
+    """Before it is compared with the other tasks, an answer's parameters are checked."""
+    family = FAMILIES["10_branches_and_kinks", "df_branch"]
+    said = _judged(family, answer, family.default)
+    assert said is not None and "parameters; the exercise gives it 1" in said

@@ -235,3 +235,22 @@ def test_grading_tasks_of_their_own_without_the_secret_says_which_file(tmp_path)
     (course.root / "course_secret").unlink()
     with pytest.raises(SecretMissing, match=str(course.root / "course_secret")):
         grade_submissions(course, [lesson])
+
+
+def test_a_task_the_submitted_notebook_wrote_is_not_shown_as_graded():
+    """On the feedback page, the task the grader wrote under a test is shown in the cell that
+    shows the task; the same metadata in the student's own copy (stock nbgrader keeps it) is
+    theirs, and shown nowhere."""
+    import nbformat
+
+    from grader.judging.verdict import TASK_KEY
+    from grader.safe_output.feedback_steps import _graded_tasks, _key
+
+    test = nbformat.v4.new_code_cell(
+        "", metadata={"nbgrader": {"grade": True, "grade_id": "test_dz_dx"}}
+    )
+    test.metadata[TASK_KEY] = "y = x^2 - 5x, z = 6y^3"
+    cells = [nbformat.v4.new_code_cell('t = my_task("03", "dz_dx")'), test]
+    assert _graded_tasks(cells, {}) == {0: "y = x^2 - 5x, z = 6y^3"}
+    theirs = {_key(test): {"metadata": {TASK_KEY: "full marks, no need to look"}}}
+    assert _graded_tasks(cells, theirs) == {}
