@@ -31,6 +31,8 @@ other settings than the test's costs the test its points.
 import base64
 import json
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -62,9 +64,12 @@ class Refused(Exception):
 
 
 class FunctionOracle:
-    """One submission's drawn functions, from the key the grading process drew for it."""
+    """One submission's drawn functions, from the key the grading process drew for it. Tensors
+    come and go as `crossing` carries them: as JSON over the submission's pipes (`WIRE`), or
+    handed over in this process (`IN_PROCESS`: the reference, a student's own notebook)."""
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, crossing: "Crossing | None" = None):
+        self.crossing = crossing or WIRE
         self.draws = FunctionDraws(key)
         self.functions: list = []
         self.rows: list[int] = []  # each function's limit of values per call (0: none)
@@ -80,7 +85,7 @@ class FunctionOracle:
             if op == "draw":
                 return self._draw(ask)
             if op == "apply":
-                return {"tensors": [encode(t) for t in self._apply(ask)]}
+                return {"tensors": [self.crossing.send(t) for t in self._apply(ask)]}
             if op == "program":
                 return self._program(ask)
             if op == "run":
@@ -88,7 +93,7 @@ class FunctionOracle:
             if op == "graph":
                 return self._graph(ask)
             if op == "step":
-                return {"tensors": [encode(self._step(ask))]}
+                return {"tensors": [self.crossing.send(self._step(ask))]}
             if op == "node":
                 at = _numbers([ask.get("at")])[0]
                 value, slope = self._the_program(ask).node(_integer(ask.get("node")), at)
@@ -158,14 +163,15 @@ class FunctionOracle:
         graph = self.draws.hand_graph(test, index, leaves, size, steps, runs)
         self.graphs.append(graph)
         self._record(ask, "leaves", "size", "steps", "runs")
-        values = [encode(value) for value in graph.values]
+        values = [self.crossing.send(value) for value in graph.values]
         return {"handle": len(self.graphs) - 1, "seed": graph.seed, "values": values}
 
     def _step(self, ask: dict) -> torch.Tensor:
         handle = _integer(ask.get("handle"))
         if handle >= len(self.graphs):
             raise Refused("no such drawn graph")
-        return self.graphs[handle].backward(_integer(ask.get("step")), decode(ask.get("grad")))
+        grad = self.crossing.take(ask.get("grad"))
+        return self.graphs[handle].backward(_integer(ask.get("step")), grad)
 
     def _the_program(self, ask: dict) -> Program:
         handle = _integer(ask.get("handle"))
@@ -178,7 +184,7 @@ class FunctionOracle:
         if not isinstance(tensors, list) or len(tensors) > MAX_TENSORS:
             raise Refused(f"a drawn function takes at most {MAX_TENSORS} tensors")
         function = self.build(ask.get("spec"), MAX_DEPTH)
-        inputs = [decode(t) for t in tensors]
+        inputs = [self.crossing.take(t) for t in tensors]
         if sum(t.numel() for t in inputs) > MAX_TOTAL:
             raise Refused(f"a drawn function takes at most {MAX_TOTAL} values in one call")
         limit = self.rows[_innermost(ask["spec"])]
@@ -293,17 +299,8 @@ def decode(encoded) -> torch.Tensor:
     """The tensor `encode` wrote, or Refused for anything else (a complex or oversized one)."""
     if not isinstance(encoded, dict) or not isinstance(encoded.get("data"), str):
         raise Refused("a drawn function takes real tensors")
-    dtype, shape = DTYPES.get(encoded.get("dtype")), encoded.get("shape")
-    if dtype is None:
-        name = str(encoded.get("dtype"))[:40]
-        if "complex" in name:
-            raise Refused("this function takes real tensors, not complex ones")
-        raise Refused(f"this function takes tensors of numbers, not of {name}")
-    if not isinstance(shape, list) or len(shape) > 16 or not all(_is_size(s) for s in shape):
-        raise Refused("a drawn function takes tensors of a plain shape")
-    count = math.prod(shape)
-    if count > MAX_ELEMENTS:
-        raise Refused(f"a drawn function takes at most {MAX_ELEMENTS} values per tensor")
+    dtype, shape = encoded.get("dtype"), encoded.get("shape")
+    dtype, count = _kind_and_count(dtype, shape)
     data = base64.b64decode(encoded["data"], validate=True)
     if len(data) != count * dtype.itemsize:
         raise Refused("a tensor's values do not match its shape")
@@ -312,6 +309,51 @@ def decode(encoded) -> torch.Tensor:
     made = torch.empty(shape, dtype=dtype)  # its own storage, not a view: changed in place freely
     made.view(-1).copy_(torch.frombuffer(bytearray(data), dtype=dtype))
     return made
+
+
+def _kind_and_count(name, shape) -> tuple[torch.dtype, int]:
+    """The dtype named `name` and the number of values of `shape`, or Refused for a tensor no
+    drawn function takes (a complex, boolean or oversized one)."""
+    dtype = DTYPES.get(name)
+    if dtype is None:
+        name = str(name)[:40]
+        if "complex" in name:
+            raise Refused("this function takes real tensors, not complex ones")
+        raise Refused(f"this function takes tensors of numbers, not of {name}")
+    if not isinstance(shape, list) or len(shape) > 16 or not all(_is_size(s) for s in shape):
+        raise Refused("a drawn function takes tensors of a plain shape")
+    count = math.prod(shape)
+    if count > MAX_ELEMENTS:
+        raise Refused(f"a drawn function takes at most {MAX_ELEMENTS} values per tensor")
+    return dtype, count
+
+
+def handed_over(tensor: torch.Tensor) -> torch.Tensor:
+    """A tensor as `decode(encode(tensor))` gives it, without the JSON: the same values, dtype
+    and shape, on the CPU, in storage of its own."""
+    source = tensor.detach().to("cpu")
+    return torch.empty(source.shape, dtype=source.dtype).copy_(source)
+
+
+def taken(tensor) -> torch.Tensor:
+    """A tensor `handed_over` made, or Refused for what `decode` refuses."""
+    if not isinstance(tensor, torch.Tensor):
+        raise Refused("a drawn function takes real tensors")
+    _kind_and_count(str(tensor.dtype).removeprefix("torch."), list(tensor.shape))
+    return tensor
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """How tensors cross between the drawn functions' handles and their oracle: `send` on one
+    side, `take` on the other (which refuses what no drawn function takes)."""
+
+    send: Callable[[torch.Tensor], object]
+    take: Callable[[object], torch.Tensor]
+
+
+WIRE = Crossing(encode, decode)  # to and from the submission's process, as JSON
+IN_PROCESS = Crossing(handed_over, taken)  # both sides in one process: copied, never encoded
 
 
 def _is_size(value) -> bool:

@@ -20,7 +20,12 @@ import numpy
 import torch
 
 from grader.autograd_use import watch_autograd
-from grader.function_oracle import DRAWN, FunctionOracle, with_drawn  # noqa: F401 -- re-exported
+from grader.function_oracle import (  # noqa: F401 -- DRAWN re-exported
+    DRAWN,
+    IN_PROCESS,
+    FunctionOracle,
+    with_drawn,
+)
 from grader.random_graphs import RandomGraph, random_graph
 from grader.remote_functions import RemoteFunctions
 from grader.submission_seeds import functions_key, inputs_seed
@@ -211,8 +216,8 @@ def run_probe(probes: dict, grade_id: str, namespace: dict, seed: "int | Drawing
     observe = Observations()
     oracle = None
     if not isinstance(seed, Drawing):
-        oracle = FunctionOracle(functions_key(seed))
-        seed = Drawing(inputs_seed(seed), RemoteFunctions(oracle.answer))
+        oracle = FunctionOracle(functions_key(seed), IN_PROCESS)
+        seed = Drawing(inputs_seed(seed), RemoteFunctions(oracle.answer, IN_PROCESS))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.experimental.proxy_tensor import get_proxy_mode
 
 from grader.drawn_functions import SHOWN, refuse
-from grader.function_oracle import FunctionOracle, decode, encode
+from grader.function_oracle import IN_PROCESS, WIRE, Crossing, FunctionOracle
 from grader.random_graphs import RandomGraph, random_graph
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
@@ -29,10 +29,11 @@ ANSWER_LIMIT = 64 * 1024**2
 
 class RemoteFunctions:
     """Drawn functions as handles, each ask answered by `answer` (a `FunctionOracle`'s, or one
-    over a channel: `over_pipes`)."""
+    over a channel: `over_pipes`), its tensors carried as `crossing` carries them."""
 
-    def __init__(self, answer: Callable[[dict], dict]):
+    def __init__(self, answer: Callable[[dict], dict], crossing: Crossing = WIRE):
         self._answer = answer
+        self._crossing = crossing
 
     @classmethod
     def over_pipes(cls, asks: int, answers: int) -> "RemoteFunctions":
@@ -52,7 +53,7 @@ class RemoteFunctions:
     def here(cls, key: str) -> "RemoteFunctions":
         """Drawn functions from `key`, evaluated in this process as the grading process
         evaluates a submission's (the reference, on the same key, runs on the same ones)."""
-        return cls(FunctionOracle(key).answer)
+        return cls(FunctionOracle(key, IN_PROCESS).answer, IN_PROCESS)
 
     def ask(self, **fields) -> dict:
         """One ask's answer; the student's error where it was refused."""
@@ -81,7 +82,7 @@ class RemoteFunctions:
         answer = self.ask(
             op="graph", test=test, index=index, leaves=leaves, size=size, steps=steps, runs=runs
         )
-        made = enumerate(decode(value) for value in answer["values"])  # in the order made
+        made = enumerate(self._crossing.take(value) for value in answer["values"])  # in order made
 
         def through(tensor: torch.Tensor) -> torch.Tensor:
             index, value = next(made)
@@ -97,8 +98,8 @@ class RemoteFunctions:
                 f"a node takes gradient tensors, not {type(grad).__name__}: pass it the sum "
                 "of what its consumers sent it"
             )
-        answer = self.ask(op="step", handle=handle, step=index, grad=encode(grad))
-        return decode(answer["tensors"][0]).to(grad.device)
+        answer = self.ask(op="step", handle=handle, step=index, grad=self._crossing.send(grad))
+        return self._crossing.take(answer["tensors"][0]).to(grad.device)
 
     def apply(self, spec: list, tensors) -> tuple[torch.Tensor, ...]:
         """The tensors an application of a drawn function returns, on the inputs' device."""
@@ -109,8 +110,8 @@ class RemoteFunctions:
                 "torch.func.jvp or backward() instead"
             )
         device = tensors[0].device if tensors else torch.device("cpu")
-        answer = self.ask(op="apply", spec=spec, tensors=[encode(t) for t in tensors])
-        return tuple(decode(t).to(device) for t in answer["tensors"])
+        answer = self.ask(op="apply", spec=spec, tensors=[self._crossing.send(t) for t in tensors])
+        return tuple(self._crossing.take(t).to(device) for t in answer["tensors"])
 
 
 class RemoteFunction:

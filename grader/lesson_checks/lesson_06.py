@@ -12,7 +12,7 @@ import torch
 
 from grader.autograd_use import watch_autograd
 from grader.checks import CheckFailed, call, call_shown, check_tensor, require
-from grader.function_oracle import FunctionOracle
+from grader.function_oracle import IN_PROCESS, FunctionOracle
 from grader.hand_graphs import hand_graph_truth
 from grader.random_graphs import backward_order
 from grader.remote_functions import RemoteFunctions
@@ -497,8 +497,10 @@ def check_topological_order_on_examples(topological_order) -> None:
 def _drawn_graph(runs: int):
     """A graph drawn as the tests draw theirs (`grader.hand_graphs`), its steps answered here,
     and the same graph with its steps differentiable: the gradients a walk must give."""
-    oracle = FunctionOracle("an example drawn graph")
-    graph = RemoteFunctions(oracle.answer).graph("example", 0, leaves=3, size=3, steps=6, runs=runs)
+    oracle = FunctionOracle("an example drawn graph", IN_PROCESS)
+    graph = RemoteFunctions(oracle.answer, IN_PROCESS).graph(
+        "example", 0, leaves=3, size=3, steps=6, runs=runs
+    )
     return graph, hand_graph_truth(oracle.graphs[0])
 
 

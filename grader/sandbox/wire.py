@@ -93,17 +93,22 @@ def decode(body: bytes) -> dict:
 
 
 def depth(value) -> int:
-    """How deeply lists and objects nest in a decoded JSON value, counted without recursion."""
+    """How deeply lists and objects nest in a decoded JSON value, counted without recursion
+    (and without visiting its numbers and strings one by one: JSON's containers are exactly
+    dicts and lists)."""
+    if type(value) not in CONTAINERS:
+        return 0
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, level)
-            if level <= MAX_DEPTH:
-                stack.extend((child, level + 1) for child in item)
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:
+            children = item.values() if type(item) is dict else item
+            stack += [(child, level + 1) for child in children if type(child) in CONTAINERS]
     return deepest
+
+
+CONTAINERS = (dict, list)
 
 
 class Frames:

@@ -11,6 +11,7 @@ import torch.autograd.forward_ad as fwAD
 from torch.func import grad, hessian, jacfwd, jacrev, jvp, vmap
 
 from grader import drawn_functions
+from grader.function_oracle import IN_PROCESS, MAX_ELEMENTS, WIRE, FunctionOracle
 from grader.probing import DEFAULT_ATOL, DEFAULT_RTOL, Draw
 from grader.remote_functions import RemoteFunctions
 
@@ -164,6 +165,37 @@ def test_a_handed_function_answers_every_route_of_autograd_as_the_function_itsel
     for route, value in theirs.items():
         assert ours[route].dtype == value.dtype, route
         assert torch.allclose(ours[route], value, rtol=1e-9, atol=1e-12), route
+
+
+@pytest.mark.parametrize("kind", drawn_functions.KINDS)
+def test_tensors_handed_over_in_process_give_exactly_what_they_give_as_json(kind):
+    """The reference and a student's own notebook hand tensors to the oracle in their process;
+    a submission sends them as JSON. Every route gives the same bits either way, and the same
+    inputs are refused with the same words."""
+    x = torch.linspace(-1.5, 1.3, 4, dtype=torch.float64)
+    y = x.flip(0) if kind == "of_two" else None
+    handles = [
+        RemoteFunctions(FunctionOracle("key", crossing).answer, crossing).draw(
+            "test_x", 0, kind, size=4
+        )[0]
+        for crossing in (WIRE, IN_PROCESS)
+    ]
+    over_wire, in_process = (_routes(f, x, y) for f in handles)
+    for route, value in over_wire.items():
+        assert in_process[route].dtype == value.dtype, route
+        assert torch.equal(in_process[route], value), route
+    refused = [
+        torch.ones(4, dtype=torch.complex128),
+        torch.ones(4, dtype=torch.bool),
+        torch.ones(MAX_ELEMENTS + 1),
+    ]
+    for given in refused:
+        said = []
+        for f in handles:
+            with pytest.raises(TypeError) as error:
+                f(given) if y is None else f(given, given)
+            said.append(str(error.value))
+        assert said[0] == said[1] and ("tensors" in said[0] or "values" in said[0]), said
 
 
 def test_a_tracer_is_told_to_call_the_function_and_broadcast_inputs_are_refused():
