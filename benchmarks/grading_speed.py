@@ -4,12 +4,13 @@
 
 Builds a class from the bundled example class (full, partial and blank work alike), grades the
 same submissions with both engines in this run (every lesson in one call, as `grader
-autograde --all` does), and prints seconds per notebook, the ratio, the peak memory of the
-whole grading process tree, whether every grade is identical, and the seconds per notebook of
-each step (start-up, lesson prefix, fork, student cells, probes, clean, reference, judge,
-nbgrader steps, gradebook, bookkeeping). A step's figure is the wall-clock time the grading
-processes spent in it, summed over them: with two of them at work, the steps add up to about
-twice the run's own seconds. Then it grades classes of growing size with the fast engine.
+autograde --all` does), and prints seconds per notebook, the ratio, the seconds until the first
+submission is graded, the peak memory of the whole grading process tree, whether every grade is
+identical, and the seconds per notebook of each step (start-up, lesson prefix, fork, student
+cells, probes, clean, reference, judge, nbgrader steps, gradebook, bookkeeping). A step's figure
+is the wall-clock time the grading processes spent in it, summed over them: with two of them at
+work, the steps add up to about twice the run's own seconds. Then it grades classes of growing
+size with the fast engine.
 """
 
 import argparse
@@ -26,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grader.commands.export import grade_rows  # noqa: E402
 from grader.commands.init import init_course  # noqa: E402
 from grader.course import EXAMPLE_CLASS, Course, lessons  # noqa: E402
-from grader.grading.class_run import grade_submissions  # noqa: E402
+from grader.grading.class_run import GradingSession, grade_submissions  # noqa: E402
+from grader.sandbox.outside.isolation import Limits  # noqa: E402
 from grader.timings import Timings  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in (EXAMPLE_CLASS / "submitted").iterdir())
@@ -100,20 +102,37 @@ def _pss(pid: int) -> int:
     return 0
 
 
+class FirstGraded(GradingSession):
+    """A grading session that notes when its first submission is graded."""
+
+    first: float | None = None
+
+    def grade(self, tasks, bar):
+        """Grade as a session does, noting the time of the first submission done."""
+        update = bar.update
+
+        def noted(*args, **kwargs):
+            self.first = self.first or time.perf_counter()
+            return update(*args, **kwargs)
+
+        bar.update = noted
+        return super().grade(tasks, bar)
+
+
 def grade_all(
     course: Course, chosen: list[str], engine: str, jobs: int | None
-) -> tuple[float, int, Timings]:
-    """Grade every lesson `chosen` in one call; return (seconds, peak bytes, seconds per step
-    summed over the submissions)."""
-    with PeakMemory() as memory:
+) -> tuple[float, float, int, Timings]:
+    """Grade every lesson `chosen` in one call; return (seconds, seconds until the first
+    submission was graded, peak bytes, seconds per step summed over the submissions)."""
+    with PeakMemory() as memory, FirstGraded(Limits(), jobs) as session:
         started = time.perf_counter()
-        reports = grade_submissions(course, chosen, engine=engine, jobs=jobs, force=True)
+        reports = grade_submissions(course, chosen, engine=engine, force=True, session=session)
         seconds = time.perf_counter() - started
     steps = Timings()
     for report in reports:
         for name, spent in report.timings.items():
             steps.add(name, spent)
-    return seconds, memory.peak, steps
+    return seconds, (session.first or time.perf_counter()) - started, memory.peak, steps
 
 
 def print_steps(steps: Timings, notebooks: int) -> None:
@@ -152,16 +171,16 @@ def main() -> None:
     )
     stock_course = build_class(work / "stock", args.stock_students, chosen)
     fast_course = build_class(work / "fast", args.stock_students, chosen)
-    stock_s, stock_mem, stock_steps = grade_all(stock_course, chosen, "nbgrader", 1)
-    fast_s, fast_mem, fast_steps = grade_all(fast_course, chosen, "fast", args.jobs)
+    stock_s, stock_first, stock_mem, stock_steps = grade_all(stock_course, chosen, "nbgrader", 1)
+    fast_s, fast_first, fast_mem, fast_steps = grade_all(fast_course, chosen, "fast", args.jobs)
     same = grades(stock_course) == grades(fast_course)
     print(
         f"stock nbgrader autograde: {stock_s / notebooks:.3f} s/notebook, "
-        f"peak {stock_mem / 1e9:.2f} GB"
+        f"first graded after {stock_first:.1f} s, peak {stock_mem / 1e9:.2f} GB"
     )
     print(
         f"fast engine:              {fast_s / notebooks:.3f} s/notebook, "
-        f"peak {fast_mem / 1e9:.2f} GB"
+        f"first graded after {fast_first:.1f} s, peak {fast_mem / 1e9:.2f} GB"
     )
     print(f"speed-up: {stock_s / fast_s:.1f}x; all grades identical: {same}")
     print("  stock, per step:")
@@ -170,12 +189,12 @@ def main() -> None:
     print_steps(fast_steps, notebooks)
     for size in args.sizes:
         course = build_class(work / f"n{size}", size, chosen)
-        seconds, peak, steps = grade_all(course, chosen, "fast", args.jobs)
+        seconds, first, peak, steps = grade_all(course, chosen, "fast", args.jobs)
         count = size * len(chosen)
         print(
             f"fast engine, {size:4d} students ({count:5d} notebooks): {seconds:7.1f} s, "
             f"{seconds / count:.3f} s/notebook ({stock_s / notebooks / (seconds / count):.1f}x "
-            f"stock), peak {peak / 1e9:.2f} GB"
+            f"stock), first graded after {first:.1f} s, peak {peak / 1e9:.2f} GB"
         )
         print_steps(steps, count)
     shutil.rmtree(work, ignore_errors=True)
