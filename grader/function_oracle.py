@@ -330,14 +330,17 @@ def _kind_and_count(name, shape) -> tuple[torch.dtype, int]:
 
 def handed_over(tensor: torch.Tensor) -> torch.Tensor:
     """A tensor as `decode(encode(tensor))` gives it, without the JSON: the same values, dtype
-    and shape, on the CPU, in storage of its own."""
-    source = tensor.detach().to("cpu")
-    return torch.empty(source.shape, dtype=source.dtype).copy_(source)
+    and shape, on the CPU, in storage of its own, and a plain tensor (a subclass's own code never
+    runs on the other side, as `encode`'s bytes carry none)."""
+    source = tensor.detach().to("cpu").reshape(-1)  # as `encode`: the same errors
+    made = torch.empty(list(tensor.shape), dtype=source.dtype)
+    made.view(-1).copy_(source)  # what copy_ returns may be the subclass: kept out
+    return made
 
 
 def taken(tensor) -> torch.Tensor:
     """A tensor `handed_over` made, or Refused for what `decode` refuses."""
-    if not isinstance(tensor, torch.Tensor):
+    if type(tensor) is not torch.Tensor:  # `handed_over` makes plain ones only
         raise Refused("a drawn function takes real tensors")
     _kind_and_count(str(tensor.dtype).removeprefix("torch."), list(tensor.shape))
     return tensor

@@ -198,6 +198,33 @@ def test_tensors_handed_over_in_process_give_exactly_what_they_give_as_json(kind
         assert said[0] == said[1] and ("tensors" in said[0] or "values" in said[0]), said
 
 
+class _Meddling(torch.Tensor):
+    """A tensor subclass whose own code would change what torch computes on it."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.sin:
+            return torch.zeros(())
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_a_tensor_subclass_s_code_never_runs_where_the_function_is_evaluated():
+    """Handed over in process, as sent as JSON, a subclass's input arrives as a plain tensor: its
+    own code cannot change the function's values, nor reach what the oracle keeps."""
+    x = torch.linspace(-1.5, 1.3, 4, dtype=torch.float64)
+    answers = []
+    for crossing in (WIRE, IN_PROCESS):
+        f = RemoteFunctions(FunctionOracle("key", crossing).answer, crossing).draw(
+            "test_x", 0, "elementwise"
+        )[0]
+        answers.append(f(x.as_subclass(_Meddling)))
+        assert type(answers[-1]) is torch.Tensor
+    assert torch.equal(answers[0], answers[1])
+    assert torch.equal(
+        answers[1], RemoteFunctions.here("key").draw("test_x", 0, "elementwise")[0](x)
+    )
+
+
 def test_a_tracer_is_told_to_call_the_function_and_broadcast_inputs_are_refused():
     """linearize or make_fx would record the function's answers as constants, silently wrong:
     the handle says what to use instead; inputs of different shapes are refused, so a few values
