@@ -64,3 +64,33 @@ def test_a_fork_maps_the_memory_its_parent_backed_with_huge_pages_by_huge_pages(
     before, collapsed, after, intact = in_a_fork(compare)
     assert collapsed >= 100 * 1024**2 and intact
     assert after >= before + 100 * 1024
+
+
+def test_imports_and_warming_up_run_with_no_collection_and_the_collector_comes_back():
+    """Each full collection while torch is imported visits every object made so far; paused, a
+    block that makes cycles runs none (the same block unpaused runs many), and the collector is
+    as it was after it (off stays off)."""
+
+    def count():
+        collections = []
+        gc.callbacks.append(lambda phase, info: collections.append(phase == "start"))
+
+        def make_cycles():
+            cycles = [[] for _ in range(50_000)]
+            for cycle in cycles:
+                cycle.append(cycle)
+            return sum(collections)
+
+        unpaused = make_cycles()
+        collections.clear()
+        with forking.collector_paused():
+            paused = make_cycles()
+        after_on = gc.isenabled()
+        gc.disable()
+        with forking.collector_paused():
+            pass
+        return unpaused, paused, after_on, gc.isenabled()
+
+    unpaused, paused, after_on, after_off = in_a_fork(count)
+    assert unpaused > 10 and paused == 0
+    assert after_on and not after_off

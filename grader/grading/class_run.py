@@ -7,6 +7,7 @@ outcome is recorded for their current files are not graded twice.
 """
 
 import contextlib
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -20,6 +21,7 @@ from tqdm import tqdm
 
 from grader.course import Course
 from grader.course_keys import read_secret, submitters_key, varied_lessons
+from grader.forking import collector_paused
 from grader.grading import outcomes, submission_check
 from grader.grading.course_lock import grading_lock
 from grader.grading.database import index_rows_by_notebook, share_engines_with_nbgrader
@@ -351,6 +353,7 @@ def _grading_worker(tasks, reports, limits: Limits, references, sandbox, index: 
     reference server and of the shared sandbox (`sandbox`, None where it is not shared). Ctrl-C
     is the grading process's to handle: it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()  # what the grading process imported: out of this one's full collections
     for other, channel in enumerate(references.channels):
         if other != index:
             channel.sock.close()
@@ -419,14 +422,15 @@ class GradingSession:
         if self._queues is None:
             context = multiprocessing.get_context("fork")
             self._queues = context.Queue(), context.Queue()
-            shared = self._shared_sandbox()
+            shared = self._shared_sandbox()  # its template starts on another core meanwhile
             if any(probes_file(task.lesson).is_file() for task in tasks):
                 # the drawn functions' oracle imports torch, and torch.func's transforms
                 # torch._dynamo at first use (3 s in all): once here, shared by the workers
                 # and by the reference server, forked from here next
-                import torch._dynamo  # noqa: F401
+                with collector_paused():
+                    import torch._dynamo  # noqa: F401
 
-                import grader.function_oracle  # noqa: F401
+                    import grader.function_oracle  # noqa: F401
             self.references.start()
             for index in range(self.jobs):
                 worker = context.Process(

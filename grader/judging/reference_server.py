@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from grader.cells import grade_id, is_test
 from grader.course import released_lesson_code, solution_notebook
-from grader.forking import back_with_huge_pages, prepare_to_fork
+from grader.forking import back_with_huge_pages, collector_paused, prepare_to_fork
 from grader.sandbox import wire
 from grader.sandbox.wire import Kind
 
@@ -300,7 +300,9 @@ def answer_observe_requests(channels: list[int]) -> None:
     torch.set_num_threads(1)
     os.dup2(os.open(os.devnull, os.O_RDWR), sys.stdout.fileno())
     open_channels = list(channels)
-    lessons = Lessons(keep=len(channels), runner=warm_runner())
+    with collector_paused():
+        runner = warm_runner()
+    lessons = Lessons(keep=len(channels), runner=runner)
     prepare_to_fork()  # before the first lesson process is forked
     back_with_huge_pages()  # cheaper forks (grader.forking)
     while open_channels:

@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass, field
 from functools import partial
 
-from grader.forking import back_with_huge_pages, prepare_to_fork
+from grader.forking import back_with_huge_pages, collector_paused, prepare_to_fork
 from grader.sandbox import wire
 from grader.sandbox.inside.attendant import ChannelCgroups, attendant
 from grader.sandbox.inside.reaping import reap_children
@@ -225,14 +225,15 @@ def main() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     # Read first: the grading process writes the lessons' cells and goes on once they are read.
     warm = wire.receive(sys.stdin.fileno(), REQUEST_LIMIT)
-    runner = _warm()
-    runner.warm_up(warm["sources"])
-    runner.remember(warm["tests"])
-    runner.import_kit_modules([*warm["tests"], *warm["probes"]])
-    from grader.probing import compiled_probes  # imported by _warm: torch comes after the read
+    with collector_paused():
+        runner = _warm()
+        runner.warm_up(warm["sources"])
+        runner.remember(warm["tests"])
+        runner.import_kit_modules([*warm["tests"], *warm["probes"]])
+        from grader.probing import compiled_probes  # imported by _warm: after the read
 
-    for source in warm["probes"]:
-        compiled_probes(source)
+        for source in warm["probes"]:
+            compiled_probes(source)
     prepare_to_fork()  # before the first fork of a server
     back_with_huge_pages()  # cheaper forks (grader.forking)
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
