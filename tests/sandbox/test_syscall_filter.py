@@ -192,3 +192,26 @@ def test_the_protections_line_names_the_filter():
     protections, _ = detect_protections()
     assert protections.syscall_filter, protections.describe()
     assert "system-call filter (no kernel keyrings" in protections.describe()
+
+
+def test_a_fork_installs_the_program_its_parent_built_without_building_it_again():
+    """As in the sandbox template: the program is built before the fork, and the submission's
+    process only hands it to the kernel (libseccomp is not asked again), with the same effect."""
+    syscall_filter.prepare()
+
+    def install_inherited():
+        import pyseccomp
+
+        def rebuilt(*args):
+            raise AssertionError("the filter was built again in the fork")
+
+        pyseccomp.SyscallFilter = rebuilt
+        syscall_filter.install()
+        keyctl = ctypes.CDLL(None, use_errno=True).syscall(
+            _number("keyctl"), KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_PROCESS_KEYRING
+        )
+        with open("/proc/self/status") as status:
+            mode = next(line.split()[1] for line in status if line.startswith("Seccomp:"))
+        return _errno_of(keyctl), mode
+
+    assert in_a_fork(install_inherited) == [errno.EPERM, "2"]  # 2: a filter

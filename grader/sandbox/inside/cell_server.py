@@ -24,6 +24,7 @@ from functools import partial
 
 from grader.forking import back_with_huge_pages, collector_paused, prepare_to_fork
 from grader.sandbox import wire
+from grader.sandbox.inside import syscall_filter
 from grader.sandbox.inside.attendant import ChannelCgroups, attendant
 from grader.sandbox.inside.reaping import reap_children
 from grader.sandbox.inside.settings import Settings
@@ -234,6 +235,8 @@ def main() -> None:
 
         for source in warm["probes"]:
             compiled_probes(source)
+        with contextlib.suppress(OSError):  # each submission's process says so when it installs
+            syscall_filter.prepare()  # built once here: each submission only loads it
     prepare_to_fork()  # before the first fork of a server
     back_with_huge_pages()  # cheaper forks (grader.forking)
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())

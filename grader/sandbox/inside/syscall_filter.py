@@ -10,9 +10,19 @@ needs it: everything else is allowed, including the plain clone that threads and
 are named, and libseccomp (`pyseccomp`, a ctypes wrapper of Debian's libseccomp2) turns the names
 into this machine's numbers; a call of another architecture's ABI (x86_64's 32-bit int 0x80)
 kills the thread.
+
+libseccomp builds the filter into a BPF program once per process (`program`): the sandbox template
+does so before it forks, and each submission's process only hands the program it inherited to
+the kernel. Building it there cost every submission 1.2 ms and 590 page faults, a sixth of the
+memory it copied from the template.
 """
 
+import ctypes
 import errno
+import functools
+import os
+
+from grader.sandbox.inside.syscalls import libc
 
 try:
     import pyseccomp
@@ -89,9 +99,45 @@ NAMESPACE_FLAGS = {
 }
 
 
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+class _Program(ctypes.Structure):  # struct sock_fprog
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
 def install() -> None:
     """Deny the calls above to this process and to every process it starts from now on (raises
-    OSError where the filter cannot be installed)."""
+    OSError where the filter cannot be installed). The process must have one thread (a fork
+    has): the threads it starts later inherit the filter."""
+    fprog, _ = _loadable()
+    zero = ctypes.c_ulong(0)
+    # no_new_privs first, as libseccomp sets it: no set-uid program sheds the filter
+    for option, value, argument in (
+        (PR_SET_NO_NEW_PRIVS, 1, zero),
+        (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog)),
+    ):
+        if libc.prctl(option, ctypes.c_ulong(value), argument, zero, zero) != 0:
+            raise OSError(ctypes.get_errno(), f"prctl: {os.strerror(ctypes.get_errno())}")
+
+
+def prepare() -> None:
+    """Build the program now, for the forks that follow (raises OSError where it cannot be)."""
+    _loadable()
+
+
+@functools.cache
+def _loadable() -> tuple:
+    """The program as prctl takes it (a struct sock_fprog), and the instructions it points to."""
+    code = program()
+    instructions = ctypes.create_string_buffer(code, len(code))
+    return _Program(len(code) // 8, ctypes.addressof(instructions)), instructions  # 8 bytes each
+
+
+@functools.cache
+def program() -> bytes:
+    """The filter as this machine's BPF program, built by libseccomp (raises OSError where it
+    cannot be)."""
     if pyseccomp is None:
         raise OSError(errno.ENOSYS, MISSING)
     deny = pyseccomp.ERRNO(errno.EPERM)
@@ -110,7 +156,22 @@ def install() -> None:
     for call in ("socket", "socketpair"):
         for family in _refused_families():
             rules.add_rule(deny, call, family)
-    rules.load()  # sets no_new_privs first (libseccomp's default)
+    exported = os.memfd_create("syscall-filter")
+    try:
+        rules.export_bpf(_File(exported))
+        return os.pread(exported, 1 << 20, 0)
+    finally:
+        os.close(exported)
+
+
+class _File:
+    """A descriptor as the file libseccomp's export writes to."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
 
 
 def _refused_families() -> list:
