@@ -26,12 +26,10 @@ MADV_COLLAPSE = 25  # Linux 6.1; older kernels refuse it (EINVAL) and nothing ch
 HUGE_PAGE = 2 * 1024**2
 
 
-def prepare_to_fork(collect: bool = True) -> None:
-    """Collect the garbage (where `collect`: a full collection, 0.2 s after importing torch),
-    then freeze every object left, for the forks that follow and this process's own
-    collections."""
-    if collect:
-        gc.collect()
+def prepare_to_fork() -> None:
+    """Collect the garbage, then freeze every object left, for the forks that follow and this
+    process's own collections."""
+    gc.collect()
     gc.freeze()
 
 

@@ -126,3 +126,33 @@ def test_files_come_back_only_where_asked_changed_and_within_the_limits(sandbox)
     assert report.files == {"given.txt": b"changed", "made.txt": b"new"}
     assert report.files_left_out == 1  # huge.bin, over the 8 MB limit
     assert sandbox.run(cells, given).files == {}
+
+
+def test_a_submission_drops_the_finders_its_server_noted_and_any_cached_since():
+    """A server notes its writable finders before forking, so each submission's process drops
+    them without reading the whole cache; a cache that grew after the note (an import in between)
+    is read whole again, so a finder cached since is dropped too."""
+    import sys
+
+    from forked import in_a_fork
+
+    from grader.sandbox.inside import isolate
+
+    class Unread(dict):
+        def __iter__(self):
+            raise AssertionError("the whole cache was read")
+
+    def clean(grow: bool):
+        sys.path_importer_cache["/tmp/noted-before"] = None
+        isolate.note_import_path()
+        if grow:
+            sys.path_importer_cache["/dev/shm/cached-since"] = None
+        else:
+            sys.path_importer_cache = Unread(sys.path_importer_cache)
+        isolate._clean_import_path()
+        return sorted(p for p in dict.keys(sys.path_importer_cache) if p.startswith("/"))
+
+    for grow in (False, True):
+        left = in_a_fork(lambda: clean(grow))
+        assert not [p for p in left if p.startswith(("/tmp", "/dev/shm"))]
+        assert len(left) > 10  # the others are kept

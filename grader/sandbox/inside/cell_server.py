@@ -26,6 +26,7 @@ from grader.forking import back_with_huge_pages, collector_paused, prepare_to_fo
 from grader.sandbox import wire
 from grader.sandbox.inside import syscall_filter
 from grader.sandbox.inside.attendant import ChannelCgroups, attendant
+from grader.sandbox.inside.isolate import note_import_path
 from grader.sandbox.inside.reaping import reap_children
 from grader.sandbox.inside.settings import Settings
 from grader.sandbox.inside.submission import REQUEST_LIMIT
@@ -93,6 +94,7 @@ def _lesson_server(
     for source in sources:
         outputs, count, _ = runner.run(source)
         cells.append({"outputs": outputs, "count": count})
+    note_import_path()
     prepare_to_fork()
     while True:
         try:
@@ -237,6 +239,7 @@ def main() -> None:
             compiled_probes(source)
         with contextlib.suppress(OSError):  # each submission's process says so when it installs
             syscall_filter.prepare()  # built once here: each submission only loads it
+    note_import_path()
     prepare_to_fork()  # before the first fork of a server
     back_with_huge_pages()  # cheaper forks (grader.forking)
     os.dup2(os.open(os.devnull, os.O_RDONLY), sys.stdin.fileno())
