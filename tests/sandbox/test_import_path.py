@@ -1,6 +1,7 @@
 """A submission imports nothing from a folder it can write to but its own, which is searched first,
 as a kernel started there searches it, whatever the template cached."""
 
+import functools
 import json
 
 import pytest
@@ -153,6 +154,6 @@ def test_a_submission_drops_the_finders_its_server_noted_and_any_cached_since():
         return sorted(p for p in dict.keys(sys.path_importer_cache) if p.startswith("/"))
 
     for grow in (False, True):
-        left = in_a_fork(lambda: clean(grow))
+        left = in_a_fork(functools.partial(clean, grow))
         assert not [p for p in left if p.startswith(("/tmp", "/dev/shm"))]
         assert len(left) > 10  # the others are kept
