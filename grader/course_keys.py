@@ -22,8 +22,17 @@ from pathlib import Path
 from traitlets import List, Unicode
 from traitlets.config import Configurable
 
-from grader.variants import GRADING_VARIABLE, KEY_IN_TEXT, KEY_VARIABLE, params, student_of
-from grader.variants.families import FAMILIES, FAMILY_LIST, Family, Params
+from grader.variants import (
+    GRADING_VARIABLE,
+    KEY_IN_TEXT,
+    KEY_VARIABLE,
+    TASK_LIST,
+    TASKS,
+    params,
+    student_of,
+)
+from grader.variants.examples import Example
+from grader.variants.families import FAMILIES, Family, Params
 
 SECRET_NAME = "course_secret"
 KEY_CELL_READ = 10_000  # characters of a cell read for its key: a key cell is a line
@@ -83,7 +92,7 @@ def hub_environment(course_dir) -> dict:
 def varied_lessons(config) -> set[str]:
     """The lessons with tasks of each student's own in this course."""
     chosen = set(CourseVariants(config=config).lessons)
-    having = {family.lesson for family in FAMILY_LIST}
+    having = {family.lesson for family in TASK_LIST}
     return having if ALL in chosen else chosen & having
 
 
@@ -96,12 +105,12 @@ class Variant:
     lesson: str
     secret: bytes = field(default=b"", repr=False)  # the course's, to tell its keys from others
 
-    def families(self) -> list[Family]:
-        """The lesson's exercises whose task is the student's own."""
-        return [f for f in FAMILY_LIST if f.lesson == self.lesson]
+    def families(self) -> list[Family | Example]:
+        """The lesson's exercises whose task (or visible examples) is the student's own."""
+        return [f for f in TASK_LIST if f.lesson == self.lesson]
 
-    def family(self, exercise: str) -> Family:
-        return FAMILIES[self.lesson, exercise]
+    def family(self, exercise: str) -> Family | Example:
+        return TASKS[self.lesson, exercise]
 
     def task(self, exercise: str) -> Params:
         return params(self.lesson, exercise, self.key)
@@ -122,8 +131,8 @@ class Variant:
         ]
 
     def shown(self, exercise: str) -> str:
-        """The student's task, as plain text."""
-        return FAMILIES[self.lesson, exercise].shown(self.task(exercise), plain=True)
+        """The student's task (or examples), as plain text."""
+        return TASKS[self.lesson, exercise].shown(self.task(exercise), plain=True)
 
 
 def variant_of(config, root: Path, lesson: str, student: str) -> Variant | None:

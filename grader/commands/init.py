@@ -15,7 +15,7 @@ from grader.lms.late_policy import PLUGIN_NAME, parse_policy, policy_in_force
 from grader.lms.roster import Student, read_roster, save_roster
 from grader.outcome import nbgrader_failure
 from grader.safe_output.text import terminal_safe
-from grader.variants.families import FAMILY_LIST
+from grader.variants import TASK_LIST
 
 CONFIG_TEMPLATE = """\
 # An nbgrader course for the Autograd Fundamentals lessons, made by `grader init`.
@@ -145,7 +145,7 @@ def _variants(given: str | None, before: list[str] | None) -> list[str]:
         return [ALL]
     if ALL in chosen or "off" in chosen:
         raise ValueError("--variants: give all or off alone, or a comma-separated list of lessons")
-    having = sorted({family.lesson for family in FAMILY_LIST})
+    having = sorted({family.lesson for family in TASK_LIST})
     unknown = [name for name in chosen if name not in having]
     if unknown:
         raise ValueError(

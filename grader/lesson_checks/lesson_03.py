@@ -186,6 +186,24 @@ def explain_row_weights():
         raise
 
 
+def row_weight_answers(example) -> dict:
+    """What check_weighted_grads wants for a weighted_grads example (`RowWeights`), written out:
+    sum_ij v[i] z[ij] for z = x**2 @ A has the gradient 2 x[i, k] v[i] (row k of A summed), and
+    weights v given to the columns instead, 2 x[i, k] (A @ v)[k]."""
+    x, a = torch.tensor(example.x), torch.tensor(example.A)
+    v1, v2 = torch.tensor(example.v1), torch.tensor(example.v2)
+
+    def by_rows(v):
+        return 2 * x * v[:, None] * a.sum(dim=1)
+
+    return {
+        "g1": by_rows(v1),
+        "g2": by_rows(v2),
+        "ones": by_rows(torch.ones(2)),
+        "by_column": (2 * x * (a @ v1), 2 * x * (a @ v2)),
+    }
+
+
 def check_weighted_grads(pair, f, *, g1, g2, ones, by_column=None) -> None:
     """Check `pair`, what weighted_grads(f, x, v1, v2) returned, against (`g1`, `g2`) (`ones`: the
     gradient for weights of all ones; `by_column`: the pair for the weights given to z's columns,
@@ -222,7 +240,7 @@ MEAN = (
 )
 ROW_SUMS = (
     "it holds the sum of each row. Broadcasting lines the shapes up from the right, so a "
-    "(2,) input was repeated down the rows, along a new leading dimension: sum over "
+    "1-D input was repeated down the rows, along a new leading dimension: sum over "
     "dimension 0."
 )
 
@@ -252,6 +270,19 @@ def _shape_advice(got: tuple, want: tuple) -> str:
         "broadcasting lines the shapes up from the right and adds the new dimensions at the "
         "front, so the dimensions to sum over are the leading ones (section 12)."
     )
+
+
+def unbroadcast_case(grad_shape: tuple, shape: tuple) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    """A visible case of unbroadcast: a grad of `grad_shape` holding 1, 2, 3, ..., the sum back
+    to `shape`, and the values the usual slips give there (for check_unbroadcast)."""
+    grad = torch.arange(1.0, math.prod(grad_shape) + 1).reshape(grad_shape)
+    right = grad.sum_to_size(shape)
+    slips = {}
+    if grad.numel() > right.numel():
+        slips["mean"] = right / (grad.numel() // right.numel())
+    if len(shape) == 1 and grad.dim() == 2 and grad.shape[0] == grad.shape[1]:
+        slips["row_sums"] = grad.sum(dim=-1)
+    return grad, right, slips
 
 
 def check_unbroadcast(result, grad, shape, right, *, mean=None, row_sums=None) -> None:

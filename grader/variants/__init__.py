@@ -15,7 +15,8 @@ import os
 import random
 import re
 
-from grader.variants.families import FAMILIES, Family, Params
+from grader.variants.examples import EXAMPLE_LIST, EXAMPLES, Example
+from grader.variants.families import FAMILIES, FAMILY_LIST, Family, Params
 
 KEY_VARIABLE = "AUTOGRAD_COURSE_KEY"
 # Set by the grader when it runs a submission: the submitting student's key, which wins over the
@@ -25,6 +26,9 @@ GRADING_VARIABLE = "AUTOGRAD_GRADING_KEY"
 KEY_SHAPE = re.compile(r"^(?P<student>[^\s\x00-\x1f\x7f]{1,100})-(?P<code>[A-Z2-7]{10})$")
 KEY_IN_TEXT = re.compile(r"""[^\s"'\\()\[\]\x00-\x1f\x7f]{1,100}-[A-Z2-7]{10}(?![A-Za-z0-9])""")
 _chosen: list[str] = []  # the key set in the notebook, which wins over the environment's
+# What a notebook shows of each student's own: tasks to derive by hand and examples to run
+TASK_LIST: tuple[Family | Example, ...] = (*FAMILY_LIST, *EXAMPLE_LIST)
+TASKS: dict[tuple[str, str], Family | Example] = {**FAMILIES, **EXAMPLES}
 
 
 def student_of(key: str) -> str:
@@ -76,9 +80,10 @@ def _whose_tasks() -> str:
     return f"Course key of {student_of(key)} ({where}): the tasks in this lesson are yours."
 
 
-def params(lesson: str, exercise: str, key: str | None) -> Params:
-    """The exercise's task for `key`: drawn from it, or the class-wide one when there is none."""
-    family = FAMILIES[lesson, exercise]
+def params(lesson: str, exercise: str, key: str | None):
+    """The exercise's task (or examples) for `key`: drawn from it, or the class-wide one when
+    there is none."""
+    family = TASKS[lesson, exercise]
     if key is None:
         return family.default
     # drawn for the exercise, so that the functions it asks for share one task
@@ -94,11 +99,11 @@ class Task:
         self.lesson, self.exercise, self.fixed = lesson, exercise, fixed  # fixed: a given task
 
     @property
-    def family(self) -> Family:
-        return FAMILIES[self.lesson, self.exercise]
+    def family(self) -> Family | Example:
+        return TASKS[self.lesson, self.exercise]
 
     @property
-    def params(self) -> Params:
+    def params(self):
         return self.fixed or params(self.lesson, self.exercise, course_key())
 
     def __getattr__(self, name: str):
@@ -108,8 +113,9 @@ class Task:
 
     def _repr_markdown_(self) -> str:
         key = course_key()
-        whose = "the class-wide task" if key is None else f"the task of {student_of(key)}"
-        return f"**Your task** ({whose}): {self.family.shown(self.params)}"
+        what = self.family.what
+        whose = f"the class-wide {what}" if key is None else f"the {what} of {student_of(key)}"
+        return f"**Your {what}** ({whose}): {self.family.shown(self.params)}"
 
     def derivative(self, *x):
         """Autograd's derivative of the task's function at `x` (a number, or a tensor for a
@@ -123,11 +129,11 @@ class Task:
         return found[0] if len(found) == 1 else tuple(found)
 
     def __repr__(self) -> str:
-        return f"Your task: {self.family.shown(self.params, plain=True)}"
+        return f"Your {self.family.what}: {self.family.shown(self.params, plain=True)}"
 
 
 def my_task(lesson: str, exercise: str) -> Task:
-    """The exercise's task, drawn from this notebook's course key."""
-    if (lesson, exercise) not in FAMILIES:
+    """The exercise's task (or examples), drawn from this notebook's course key."""
+    if (lesson, exercise) not in TASKS:
         raise ValueError(f"lesson {lesson} has no exercise {exercise!r} with tasks of its own")
     return Task(lesson, exercise)

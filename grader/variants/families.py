@@ -32,6 +32,7 @@ class Family:
     default: Params
     a_values: range  # the coefficients a task may have
     b_values: range
+    what = "task"  # what the lesson's cell shows: "**Your task** (...)"
 
     def every(self) -> list[Params]:
         """Every task a student may draw, the class-wide one among them."""

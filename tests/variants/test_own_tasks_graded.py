@@ -13,13 +13,14 @@ from grader.course import solution_notebook
 from grader.course_keys import SECRET_NAME, key_for
 from grader.grading.class_run import grade_submissions
 from grader.grading.results import scores_of
-from grader.variants import params
+from grader.variants import TASK_LIST, TASKS, params
 from grader.variants.families import FAMILIES
 
 pytestmark = pytest.mark.integration
 
 LESSON = "03_backward_and_scalar_outputs"
 FAMILY = FAMILIES[LESSON, "dz_dx"]
+EXAMPLES = TASKS[LESSON, "unbroadcast"]  # visible examples of each student's own
 SECRET = b"the secret of a course in the tests"
 POINTS = 2  # of test_dz_dx
 
@@ -71,11 +72,11 @@ def _test_cell(course, student: str):
     return next(c for c in nb.cells if grade_id(c) == "test_dz_dx")
 
 
-def _score(course, student: str) -> float:
+def _score(course, student: str, test: str = "test_dz_dx") -> float:
     from gradebook_rows import gradebook_rows
 
     rows = gradebook_rows(course)["grade"]
-    return next(r[4] for r in rows if r[1] == student and r[3] == "test_dz_dx")
+    return next(r[4] for r in rows if r[1] == student and r[3] == test)
 
 
 @pytest.mark.parametrize("student", ["alice", "bob", "erin"])
@@ -116,6 +117,27 @@ def test_the_feedback_page_shows_the_students_own_task(course):
         assert "(the class-wide task)" not in pages[student]  # the cell's stored output
 
 
+def _examples_cell(course, student: str):
+    path = course.root / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    return next(c for c in nb.cells if f'my_task("{LESSON}", "unbroadcast")' in c.source)
+
+
+@pytest.mark.parametrize("student", ["alice", "bob", "dave"])
+def test_each_student_is_graded_on_their_own_examples_of_a_general_exercise(course, student):
+    """unbroadcast is answered with general code: every student's answer earns its points, on
+    the visible examples of the student who submitted it (dave's, though he worked under
+    alice's key), which the graded notebook shows."""
+    solution = nbformat.read(solution_notebook(LESSON), as_version=4)
+    test = next(c for c in solution.cells if grade_id(c) == "test_unbroadcast")
+    assert _score(course, student, "test_unbroadcast") == test.metadata.nbgrader.points > 0
+    (shown,) = _examples_cell(course, student).outputs
+    mine = EXAMPLES.shown(params(LESSON, "unbroadcast", key_for(SECRET, student)), plain=True)
+    assert shown["data"] == {"text/plain": f"Your examples: {mine}"}  # kept as text, for safety
+    others = {params(LESSON, "unbroadcast", key_for(SECRET, s)) for s in ("alice", "bob", "dave")}
+    assert len(others) == 3
+
+
 def test_the_instructor_sees_any_students_task_and_every_key(course, tmp_path, capsys):
     from grader.cli import main
 
@@ -123,6 +145,8 @@ def test_the_instructor_sees_any_students_task_and_every_key(course, tmp_path, c
     lines = capsys.readouterr().out.splitlines()
     assert key_for(SECRET, "bob") in lines[0]
     assert f"  {LESSON}, dz_dx: {FAMILY.shown(_task('bob'), plain=True)}" in lines
+    bobs = params(LESSON, "unbroadcast", key_for(SECRET, "bob"))
+    assert f"  {LESSON}, unbroadcast: {EXAMPLES.shown(bobs, plain=True)}" in lines
     assert main(["tasks", "bobb", "--course-dir", str(course.root)]) == 2  # a typo: no key
     assert "'bobb' is not a student of" in capsys.readouterr().err
     assert main(["tasks", "bob", "--lesson", "01_x", "--course-dir", str(course.root)]) == 2
@@ -166,5 +190,5 @@ def test_turning_tasks_off_grades_the_lesson_again_class_wide(course):
     init_course(course.root)
     assert varied_lessons(course.config()) == set()
     init_course(course.root, variants="all")
-    assert varied_lessons(course.config()) == {family.lesson for family in FAMILIES.values()}
+    assert varied_lessons(course.config()) == {family.lesson for family in TASK_LIST}
     assert (course.root / SECRET_NAME).read_bytes() == SECRET + b"\n"

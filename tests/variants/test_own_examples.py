@@ -1,0 +1,80 @@
+"""Visible examples of each student's own, for the exercises answered with general code: drawn
+from the student's key, of the exercise's structure, shown just before the answer, checked by the
+visible test, which the solution passes on every student's examples and the usual slips fail
+with the message that names them."""
+
+import random
+
+import nbformat
+import pytest
+import torch
+from own_examples import SLIPS, STRUCTURE
+
+import grader.variants as variants
+from grader.cells import OWN_TASK, grade_id
+from grader.checks import CheckFailed
+from grader.course import solution_notebook
+from grader.course_keys import key_for
+from grader.variants.examples import EXAMPLE_LIST
+
+SECRET = b"a course's secret"
+CLASS = [f"student{i:02d}" for i in range(40)]
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+
+
+@pytest.fixture(autouse=True)
+def no_key(monkeypatch):
+    monkeypatch.delenv(variants.KEY_VARIABLE, raising=False)
+    variants._chosen.clear()
+    yield
+    variants._chosen.clear()
+
+
+def _cells(family):
+    """The solution's answer cell and the visible part of its test, and the cell before them."""
+    cells = nbformat.read(solution_notebook(family.lesson), as_version=4).cells
+    answer = next(i for i, c in enumerate(cells) if grade_id(c) == family.answer_cell)
+    test = next(c for c in cells[answer:] if grade_id(c) == f"test_{family.answer_cell}")
+    return cells[answer - 1], cells[answer].source, test.source.split(BEGIN_HIDDEN)[0]
+
+
+def _visible_test(answer: str, test: str) -> None:
+    namespace = {"torch": torch}
+    exec(compile(answer, "<answer>", "exec"), namespace)
+    exec(compile(test, "<visible test>", "exec"), namespace)
+
+
+@pytest.mark.parametrize("family", EXAMPLE_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
+def test_each_student_sees_examples_of_their_own_of_one_structure(family):
+    drawn = [variants.params(family.lesson, family.exercise, key_for(SECRET, s)) for s in CLASS]
+    assert drawn == [
+        variants.params(family.lesson, family.exercise, key_for(SECRET, s)) for s in CLASS
+    ]
+    assert len(set(drawn)) >= 35  # 40 students, nearly all apart
+    assert variants.params(family.lesson, family.exercise, None) == family.default
+    for examples in [family.default, *drawn, *random.Random(0).sample(family.every(), 50)]:
+        STRUCTURE[family.lesson, family.exercise](examples)
+    shown = {family.shown(examples) for examples in drawn}
+    assert len(shown) >= 30  # what the students read differs too
+
+
+@pytest.mark.parametrize("family", EXAMPLE_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
+def test_the_lesson_shows_the_examples_and_its_visible_test_checks_them(family):
+    """The cell just before the answer (tagged own-task, so it runs with the submitter's key when
+    graded) shows the examples; the visible test reads them from the key too."""
+    shows, _, test = _cells(family)
+    call = f'my_task("{family.lesson}", "{family.exercise}")'
+    assert OWN_TASK in shows.metadata.get("tags", []) and call in shows.source
+    assert call in test
+
+
+@pytest.mark.parametrize("family", EXAMPLE_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
+def test_the_solution_passes_every_students_visible_test_and_slips_fail_it(family, monkeypatch):
+    _, solution, test = _cells(family)
+    for student in [None, *CLASS[:12]]:
+        if student is not None:
+            monkeypatch.setenv(variants.KEY_VARIABLE, key_for(SECRET, student))
+        _visible_test(solution, test)
+        for wrong, said in SLIPS[family.lesson, family.exercise]:
+            with pytest.raises(CheckFailed, match=said):
+                _visible_test(wrong, test)
