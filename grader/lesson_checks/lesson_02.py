@@ -1,7 +1,8 @@
 """Lesson 2's visible checks: `build_graph`, `leaves_of`, `graph_depth` and `sigmoid_loss`.
 
 Each function calls the student's function on the example its test cell writes out and compares
-the result with the values the cell passes in.
+the result with the values the cell passes in; `leaves_case` and `depth_cases` build the graphs of
+a student's own examples (`grader.variants.examples.lesson_02`) and the values to pass.
 """
 
 import torch
@@ -37,6 +38,50 @@ def check_build_graph(build_graph, w, right, summed, w_squared, wanted) -> None:
         nodes[-1].variable is w,
         "The graph of build_graph(w) ends at another leaf, not at w: compute from the w you are "
         "given, without copying it into a new tensor.",
+    )
+
+
+def _binary(operator: str, left, right):
+    return {"*": torch.mul, "+": torch.add, "-": torch.sub}[operator](left, right)
+
+
+def _chained(tensor, ops):
+    for op in ops:
+        tensor = getattr(tensor, op)()
+    return tensor
+
+
+def leaves_case(examples, a, b) -> tuple[torch.Tensor, dict, str]:
+    """The visible case of leaves_of for a student's `examples` (lesson 2's SharedLeaf): c built
+    from the leaves `a` and `b`, the leaves it must return (name: leaf), and how the test names
+    the call (for check_leaves_of)."""
+    again = {"a": a, "b": b}[examples.again]
+    c = _binary(examples.second, _binary(examples.first, a, b), _chained(again, examples.chain))
+    return c, {"a": a, "b": b}, f"leaves_of({examples.formula})"
+
+
+def depth_cases(examples, a, b) -> tuple[dict, dict]:
+    """The visible cases of graph_depth for a student's `examples` (lesson 2's DepthChains),
+    built from the leaves `a` and `b`: the branch and the shared node, each as the arguments of
+    check_graph_depth (the tensor, its depth, the length of its shortest path, how the test names
+    the call, and what a walk that counts a node only the first time it reaches it finds)."""
+    branch = a * _chained(b, examples.branch) + a
+    h = getattr(a, examples.inner)()
+    shared = h + _chained(h, examples.chain)
+    return (
+        {
+            "tensor": branch,
+            "expected": examples.branch_depth,
+            "shortest": examples.branch_shortest,
+            "shown": f"graph_depth({examples.branch_formula})",
+        },
+        {
+            "tensor": shared,
+            "expected": examples.shared_depth,
+            "shortest": examples.shared_shortest,
+            "shown": f"graph_depth({examples.shared_formula})",
+            "first_visit": examples.shared_first_visit,
+        },
     )
 
 

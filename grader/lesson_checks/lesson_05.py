@@ -193,6 +193,58 @@ def watching_partials():
         raise
 
 
+def partials_case(example) -> tuple[tuple, tuple]:
+    """partial_derivatives' visible example (`example`: its OnPoints, f(x, y) = a x sin(b y)):
+    the right (df/dx, df/dy) at its points, and (the `even` slip) at as many evenly spaced
+    points between the first and the last, written out in float64: df/dx = a sin(b y) and
+    df/dy = a b x cos(b y). Only the example's own function: nothing here takes an f."""
+    a, b = float(example.a), float(example.b)
+
+    def at(x, y):
+        return a * torch.sin(b * y), a * b * x * torch.cos(b * y)
+
+    xs, ys = float64(example.xs), float64(example.ys)
+    n = len(xs)
+    even = [torch.linspace(float(v[0]), float(v[-1]), n, dtype=torch.float64) for v in (xs, ys)]
+    return at(xs, ys), at(*even)
+
+
+def descent_paths(example) -> tuple[torch.Tensor, ...]:
+    """gradient_descent's visible example (`example`: its Start, f(x) = sum((x - c)**2) +
+    k x[0] x[1], from x0 with lr and steps): the path in float64, by f's gradient written out,
+    2 (x - c) + k (x[1], x[0], 0); and the paths the slips check_descent_path names give:
+    `piled_up` (each step's gradient added to the earlier ones', as x.grad does unzeroed) and
+    `uphill` (+ lr)."""
+    c, k, lr = float(example.c), float(example.k), float(example.lr)
+
+    def gradient(x):
+        return 2 * (x - c) + k * torch.stack([x[1], x[0], torch.zeros_like(x[0])])
+
+    def path(*, pile=False, sign=-1):
+        x = float64(example.x0)
+        held, rows = torch.zeros_like(x), [x]
+        for _ in range(int(example.steps)):
+            held = held + gradient(x) if pile else gradient(x)
+            x = x + sign * lr * held
+            rows.append(x)
+        return torch.stack(rows)
+
+    return path(), path(pile=True), path(sign=1)
+
+
+def differences_case(example) -> tuple[torch.Tensor, ...]:
+    """central_difference's visible example (`example`: its Nudged, f(t) = sum((t - c)**3) at x
+    with h): its central differences element by element, in float64, and the values the slips
+    check_central_difference names give: the forward differences, and the one quotient of
+    nudging all of x at once, in every element. f is a sum over elements, so nudging one element
+    changes its term alone, written out here."""
+    c, h = float(example.c), float(example.h)
+    x = float64(example.x)
+    central = ((x + h - c) ** 3 - (x - h - c) ** 3) / (2 * h)
+    forward = ((x + h - c) ** 3 - (x - c) ** 3) / h
+    return central, forward, torch.full_like(x, float(central.sum()))
+
+
 def check_partials(result, f: Counted, xs, ys, calls, label: str, right, *, even=None, atol=1e-5):
     """Check partial_derivatives' `result` is `right` (dx, dy); advise one f call, one backward."""
     name = f"partial_derivatives({f}, xs, ys) for xs = {xs}, ys = {ys}"

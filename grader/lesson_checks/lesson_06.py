@@ -4,7 +4,9 @@
 Each `check_*` function takes the student's function (or what it returned) and an example, and
 compares the result with the values it is given. Exercise 2's test cell writes its example out;
 exercises 3 to 6 check graphs, whose nodes only exist once the graph is built, so their visible
-examples are built here, in `check_*_on_examples`, with the values the cells used to show. The
+examples are built here, in `check_*_on_examples`: the student's own example graph
+(`grader.variants.examples.lesson_06`), with its values and those of the usual slips worked out
+here, and fixed graphs of the lesson's sections with the values the cells used to show. The
 hidden tests stay in the test cells.
 """
 
@@ -16,6 +18,7 @@ from grader.function_oracle import IN_PROCESS, FunctionOracle
 from grader.hand_graphs import hand_graph_truth
 from grader.random_graphs import backward_order
 from grader.remote_functions import RemoteFunctions
+from grader.variants.examples.lesson_06 import COMBINE, MAKE_B, MAKE_Y, REDUCE, USE_Y
 from grader.variants.families import times
 
 # Exercise 2 · Two paths, by hand
@@ -393,15 +396,61 @@ def _section_1(grad=None):
     return x, y, yy, z, out, accumulate, order
 
 
-def _two_paths():
-    """out = ((y + 1) * (y * y)).sum() with y = x + 2, x = ones(2, 2)."""
+def two_uses_graph(examples):
+    """Exercises 3 and 4's graph of one's own (`examples`: a TwoUses, or the Task that reads
+    one): out = (left <combine> right).<reduce>() with y made from x = ones(2, 2); and each of
+    its nodes with the nodes that list it in next_functions, once per entry, as it was built
+    (y's node is listed once or twice by each of its two consumers)."""
     x = torch.ones(2, 2, requires_grad=True)
-    y = x + 2
-    plus, square = y + 1, y * y
-    out = (plus * square).sum()
-    times = out.grad_fn.next_functions[0][0]  # the node of (y + 1) * (y * y)
-    accumulate = y.grad_fn.next_functions[0][0]  # x's AccumulateGrad node
-    return y, plus, square, out, times, accumulate
+    y = MAKE_Y[examples.make_y][1](x)
+    (_, left_times, left_op), (_, right_times, right_op) = (
+        USE_Y[examples.left],
+        USE_Y[examples.right],
+    )
+    left, right = left_op(y), right_op(y)
+    combined = COMBINE[examples.combine][1](left, right)
+    out = REDUCE[examples.reduce][1](combined)
+    consumers = {
+        out.grad_fn: [],
+        combined.grad_fn: [out.grad_fn],
+        left.grad_fn: [combined.grad_fn],
+        right.grad_fn: [combined.grad_fn],
+        y.grad_fn: [left.grad_fn] * left_times + [right.grad_fn] * right_times,
+        y.grad_fn.next_functions[0][0]: [y.grad_fn],  # x's AccumulateGrad node
+    }
+    return out, consumers
+
+
+def consumer_count_slips(consumers: dict) -> tuple[dict, dict]:
+    """The right consumer counts of a graph (`consumers`: each node with the nodes that list
+    it, as two_uses_graph gives them), and, where they differ from them, the counts each usual
+    slip gives (check_consumer_counts's `distinct`, `once`, `paths`)."""
+    paths: dict = {}
+
+    def path_count(node):  # the paths from the output to `node`
+        if node not in paths:
+            paths[node] = sum(path_count(c) for c in consumers[node]) or 1
+        return paths[node]
+
+    right = {node: len(feeding) for node, feeding in consumers.items()}
+    slips = {
+        "distinct": {node: len(set(feeding)) for node, feeding in consumers.items()},
+        "once": {node: min(1, len(feeding)) for node, feeding in consumers.items()},
+        "paths": {node: path_count(node) if f else 0 for node, f in consumers.items()},
+    }
+    slips = {kind: {n: v for n, v in got.items() if v != right[n]} for kind, got in slips.items()}
+    return right, {kind: got for kind, got in slips.items() if got}
+
+
+def diamond_graph(examples):
+    """Exercises 5 and 6's graph of one's own (`examples`: a Diamond, or the Task that reads
+    one): a = k * x, b made from a, out = a * b, and the order of its nodes."""
+    x = torch.tensor(float(examples.at), requires_grad=True)
+    a = examples.k * x
+    b = MAKE_B[examples.make_b][1](a)
+    out = a * b
+    order = [out.grad_fn, b.grad_fn, a.grad_fn, a.grad_fn.next_functions[0][0]]
+    return x, a, out, order
 
 
 def _a_times_a_plus_1():
@@ -414,28 +463,16 @@ def _a_times_a_plus_1():
     return x, a, b, out, order
 
 
-def check_consumer_counts_on_examples(consumer_counts) -> None:
-    """Check consumer_counts on out = ((y + 1) * (y * y)).sum() and on section 1's out."""
-    # y's node is listed once by y + 1 and twice by y * y, so it receives 3 gradients from 2
-    # distinct consumers. Counting distinct consumers gives it 2, counting each node once gives
-    # it 1, and counting paths from the output gives x's AccumulateGrad node 3.
-    y, plus, square, out, times, accumulate = _two_paths()
-    check_consumer_counts(
-        consumer_counts,
-        out,
-        "out = ((y + 1) * (y * y)).sum()",
-        {
-            out.grad_fn: 0,
-            times: 1,
-            plus.grad_fn: 1,
-            square.grad_fn: 1,
-            y.grad_fn: 3,
-            accumulate: 1,
-        },
-        distinct={y.grad_fn: 2},
-        once={y.grad_fn: 1},
-        paths={accumulate: 3},
-    )
+def check_consumer_counts_on_examples(consumer_counts, examples) -> None:
+    """Check consumer_counts on the student's own graph (`examples`, as two_uses_graph takes
+    it) and on section 1's out."""
+    # y's node is listed once or twice by each of its two consumers (twice by a node such as
+    # y * y), so it receives 3 or 4 gradients from 2 distinct consumers. Counting distinct
+    # consumers gives it 2, counting each node once gives it 1, and counting paths from the
+    # output gives x's AccumulateGrad node 3 or 4.
+    out, consumers = two_uses_graph(examples)
+    right, slips = consumer_count_slips(consumers)
+    check_consumer_counts(consumer_counts, out, examples.where, right, **slips)
     # Section 1's out = (y * y * 3).mean(): y * y lists y's node twice.
     _, y, yy, z, out, accumulate, _ = _section_1()
     check_consumer_counts(
@@ -448,9 +485,9 @@ def check_consumer_counts_on_examples(consumer_counts) -> None:
     )
 
 
-def check_topological_order_on_examples(topological_order) -> None:
-    """Check topological_order on section 1's out, out = ((y + 1) * (y * y)).sum() and
-    out = a * (a + 1)."""
+def check_topological_order_on_examples(topological_order, examples) -> None:
+    """Check topological_order on section 1's out, the student's own graph (`examples`, as
+    two_uses_graph takes it) and out = a * (a + 1)."""
     # Each node with the nodes that list it in next_functions, read off by hand (a node that
     # lists it twice appears twice).
     _, y, yy, z, out, accumulate, _ = _section_1()
@@ -466,20 +503,9 @@ def check_topological_order_on_examples(topological_order) -> None:
             accumulate: [y.grad_fn],
         },
     )
-    y, plus, square, out, times, accumulate = _two_paths()
-    check_topological_order(
-        topological_order,
-        out,
-        "out = ((y + 1) * (y * y)).sum()",
-        {
-            out.grad_fn: [],
-            times: [out.grad_fn],
-            plus.grad_fn: [times],
-            square.grad_fn: [times],
-            y.grad_fn: [plus.grad_fn, square.grad_fn, square.grad_fn],
-            accumulate: [y.grad_fn],
-        },
-    )
+    # The student's own graph: its nodes' consumers, as it was built.
+    out, consumers = two_uses_graph(examples)
+    check_topological_order(topological_order, out, examples.where, consumers)
     _, a, b, out, _ = _a_times_a_plus_1()
     check_topological_order(
         topological_order,
@@ -504,22 +530,25 @@ def _drawn_graph(runs: int):
     return graph, hand_graph_truth(oracle.graphs[0])
 
 
-def check_manual_backward_on_examples(manual_backward) -> None:
-    """Check manual_backward on out = a * (a + 1), section 1's out (with and without a .grad
-    already held), graphs made by unbind and chunk, and a graph drawn as the tests draw theirs."""
-    # out = a * (a + 1) with a = 3x, at x = 2: backward() gives x.grad = 3 * (2a + 1) = 39.
-    # Keeping one path only gives 18; running a's node before both its consumers have sent
-    # theirs gives 21.
-    x, _, _, out, order = _a_times_a_plus_1()
+def check_manual_backward_on_examples(manual_backward, examples) -> None:
+    """Check manual_backward on the student's own diamond (`examples`, as diamond_graph takes
+    it), section 1's out (with and without a .grad already held), graphs made by unbind and
+    chunk, and a graph drawn as the tests draw theirs."""
+    # a = k * x, b made from a, out = a * b: a's node receives b from out's node (`direct`) and
+    # a * db/da from b's node (`through_b`), so backward() gives x.grad = k * (the sum).
+    # Keeping one path only (the last to arrive, through b) gives k * through_b; running a's
+    # node before both its consumers have sent theirs gives k * direct. Today's class-wide
+    # example, out = a * (a + 1) with a = 3x at x = 2: 39, 18 and 21.
+    x, _, out, order = diamond_graph(examples)
     check_manual_backward(
         manual_backward,
         x,
         out,
         order,
-        "out = a * (a + 1)",
-        torch.tensor(39.0),
-        one_path=torch.tensor(18.0),
-        too_early=torch.tensor(21.0),
+        examples.where,
+        torch.tensor(float(examples.x_grad)),
+        one_path=torch.tensor(float(examples.k * examples.through_b)),
+        too_early=torch.tensor(float(examples.k * examples.direct)),
     )
     # Section 1's out = mean(3 (x + 2)**2) at x = ones(2, 2): backward() gives 4.5 everywhere;
     # y * y sends y's node two gradients, and one of them alone gives 2.25.
@@ -592,23 +621,27 @@ def check_manual_backward_on_examples(manual_backward) -> None:
         )
 
 
-def check_gradient_at_on_examples(gradient_at) -> None:
-    """Check gradient_at on out = a * (a + 1), section 1's out and out = p * q * q with
-    p, q = v.unbind()."""
-    # out = a * b with b = a + 1, a = 3x, at x = 2 (a = 6, b = 7): out's node sends a the
-    # gradient b = 7, b's node sends it a = 6, and gradient_at(out, a, order) is 7 + 6 = 13.
-    # a's node would send 3 * 13 = 39 on to x.
-    _, a, _, out, order = _a_times_a_plus_1()
+def check_gradient_at_on_examples(gradient_at, examples) -> None:
+    """Check gradient_at on the student's own diamond (`examples`, as diamond_graph takes it),
+    section 1's out and out = p * q * q with p, q = v.unbind()."""
+    # a = k * x, b made from a, out = a * b: out's node sends a the gradient b (`direct`), b's
+    # node sends it a * db/da (`through_b`), and gradient_at(out, a, order) is their sum; a's
+    # node would send k times it on to x. Today's class-wide example, out = a * (a + 1) with
+    # a = 3x at x = 2 (a = 6, b = 7): 7 + 6 = 13, and 39 sent on.
+    _, a, out, order = diamond_graph(examples)
     check_gradient_at(
         gradient_at,
         out,
         a,
         order,
-        "gradient_at(out, a, order) for out = a * b, b = a + 1",
-        torch.tensor(13.0),
+        f"gradient_at(out, a, order) for {examples.where}",
+        torch.tensor(float(examples.at_a)),
         count=2,
-        partial_sums=[torch.tensor(7.0), torch.tensor(6.0)],
-        sends_on=torch.tensor(39.0),
+        partial_sums=[
+            torch.tensor(float(examples.direct)),
+            torch.tensor(float(examples.through_b)),
+        ],
+        sends_on=torch.tensor(float(examples.x_grad)),
     )
     # Section 1's out = mean(3 y**2) with y = x + 2 = 3: y * y sends y's node two gradients of
     # 2.25, and gradient_at(out, y, order) is 4.5 everywhere.

@@ -244,6 +244,15 @@ def explaining_newton_errors():
         yield
 
 
+def newton_case(example) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """newton_step's visible example (`example`: its Quartic, f(t) = t**4 + a t**2 at x): the
+    Newton step x - f'/f'', and f' = 4 t**3 + 2 a t, f'' = 12 t**2 + 2 a there, written out in
+    float64 (for check_newton, which names the slips these give)."""
+    a, t = float(example.a), torch.tensor(example.x, dtype=torch.float64)
+    d1, d2 = 4 * t**3 + 2 * a * t, 12 * t**2 + 2 * a
+    return t - d1 / d2, d1, d2
+
+
 def check_newton(result, x, expected, d1, d2, text, formula=None, drawn=False) -> None:
     """Check newton_step(f, x)'s result against `expected`; `d1`, `d2`: f' and f'' at x;
     `formula`: the f'' a formula gives there, for an f whose backward defines its own

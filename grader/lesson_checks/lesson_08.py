@@ -4,8 +4,10 @@
 The test cells call the student's function themselves (with `call_with_autograd`, inside one of
 the `explaining_...` blocks below where an error needs a word of explanation) and hand what it
 returned to a check here, with the values the cell writes out. The visible tests use the lesson's
-examples; the hidden ones hand the answers functions drawn at random (`grader.drawn_functions`,
-`DrawnActivation`), and a check told `drawn=True` says so when the values are wrong.
+examples, the student's own in Exercises 2 and 3 (`jacobian_case` and `hvp_case` build them, from
+`grader.variants.examples.lesson_08`); the hidden ones hand the answers functions drawn at random
+(`grader.drawn_functions`, `DrawnActivation`), and a check told `drawn=True` says so when the
+values are wrong.
 """
 
 import contextlib
@@ -24,6 +26,8 @@ __all__ = [
     "explaining_hvp_errors",
     "explaining_module_errors",
     "explaining_vmap_errors",
+    "hvp_case",
+    "jacobian_case",
 ]
 
 
@@ -64,7 +68,41 @@ def check_jacobian(result, expected, text, wrong=None, drawn=False) -> None:
     )
 
 
+def jacobian_case(examples):
+    """The visible case of jacobian_by_columns for a student's `examples` (lesson 8's Products,
+    f(v) = (a v0 v1, b v1 v2, c v0^2) at x): f, x, the Jacobian, and what the usual slips give
+    (for check_jacobian's `wrong`: "values", f(x) in every column)."""
+    a, b, c = examples.a, examples.b, examples.c
+
+    def f(v):
+        return torch.stack([a * v[0] * v[1], b * v[1] * v[2], c * v[0] ** 2])
+
+    x = torch.tensor([float(e) for e in examples.x])
+    value = torch.tensor(examples.value, dtype=torch.float32)
+    expected = torch.tensor(examples.jacobian, dtype=torch.float32)
+    return f, x, expected, {"values": value[:, None].expand(3, 3)}
+
+
 # Exercise 3 · A Hessian-vector product
+
+
+def hvp_case(examples):
+    """The visible case of hvp for a student's `examples` (lesson 8's Cubic, f(t) = a t0^2 t1 +
+    b t1^3 at x, along v): f, x, v, H v, and what the usual slips give, as check_hvp's keywords
+    (the gradient, H times ones, H's diagonal times v)."""
+    a, b = examples.a, examples.b
+
+    def f(t):
+        return a * t[0] ** 2 * t[1] + b * t[1] ** 3
+
+    x, v = (torch.tensor([float(e) for e in values]) for values in (examples.x, examples.v))
+    slips = {
+        "gradient": examples.gradient,
+        "ones": examples.ones,
+        "diagonal": examples.diagonal,
+    }
+    expected = torch.tensor(examples.product, dtype=torch.float32)
+    return f, x, v, expected, {k: torch.tensor(w, dtype=torch.float32) for k, w in slips.items()}
 
 
 @contextlib.contextmanager

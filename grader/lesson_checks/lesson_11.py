@@ -22,12 +22,17 @@ __all__ = [
     "Limited",
     "Node",
     "an_order",
+    "backward_case",
     "check_descent",
     "check_gradients",
     "check_operation",
     "check_order",
     "check_backward",
     "constant_from",
+    "descend_case",
+    "descend_function",
+    "gradients_case",
+    "gradients_function",
     "is_input",
     "random_graph",
 ]
@@ -477,3 +482,85 @@ def check_gradients(result, expected, shown, mistakes=None, *, what=None) -> Non
 def check_descent(result, expected, shown, mistakes=None) -> None:
     """Check where gradient descent ended, one number per input, against `expected`."""
     check_gradients(result, expected, shown, mistakes, what="gradient descent ends at")
+
+
+# The visible tests' examples, each student's own (`grader.variants.examples.lesson_11`): the
+# right answers and the answers the usual slips give, computed for the student's numbers.
+
+
+def backward_case(x: float, y: float) -> tuple[dict, dict]:
+    """Exercise 3's visible graph at x, y: a = x * y, s = a * a (a parent twice), out = s + x
+    (x reached twice), walked in the order [x, y, a, s, out]. The right .grad of each node, by
+    name, written out (back from out: s gets 1, a gets 2a, x gets 1 + y 2a, y gets x 2a); and
+    the .grad values of x, y, a, s, out each usual slip leaves, by slip: `replaced` (each share
+    stored with =, so a keeps one a and x only the share through a), `forward` (the order
+    walked from the leaves: only out's parents get theirs), `one_share` (a parent listed twice
+    handed one share: a gets a), `unstarted` (no gradient of 1 at out: nothing moves)."""
+    a = x * y
+    right = {"x": 1 + y * 2 * a, "y": x * 2 * a, "a": 2 * a, "s": 1.0, "out": 1.0}
+    slips = {
+        "replaced": [a * y, a * x, a, 1.0, 1.0],
+        "forward": [1.0, 0.0, 0.0, 1.0, 1.0],
+        "one_share": [1 + a * y, a * x, a, 1.0, 1.0],
+        "unstarted": [0.0, 0.0, 0.0, 0.0, 0.0],
+    }
+    return right, slips
+
+
+def gradients_function(k: float):
+    """Exercise 4's visible function: a * e**(k b) + tanh(a - b) + sin(a), the sine recorded as a
+    constant (`constant_from`); written with a Value's operations, so it runs on any Values."""
+
+    def f(a, b):
+        grows = b.exp() if k == 1 else (k * b).exp()
+        return a * grows + (a - b).tanh() + constant_from(a, math.sin)
+
+    f.__qualname__ = "f"
+    return f
+
+
+def gradients_case(a: float, b: float, k: float) -> tuple[list, dict]:
+    """The gradients of `gradients_function(k)` at (a, b), by the chain rule; and what the usual
+    slips return: `finite_difference` (the constant's slope cos(a) taken in) and `zero`."""
+    slope = 1.0 - math.tanh(a - b) ** 2
+    right = [math.exp(k * b) + slope, a * k * math.exp(k * b) - slope]
+    slips = {"finite_difference": [right[0] + math.cos(a), right[1]], "zero": [0.0, 0.0]}
+    return right, slips
+
+
+def descend_function(c: float):
+    """Exercise 5's visible function: (a - c)**2 + tanh(a b) + b**2 + cos(b), the cosine recorded
+    as a constant (`constant_from`); written with a Value's operations."""
+
+    def f(a, b):
+        return (a - c) ** 2 + (a * b).tanh() + b**2 + constant_from(b, math.cos)
+
+    f.__qualname__ = "f"
+    return f
+
+
+def descend_case(c: float, xs, lr: float, steps: int) -> tuple[list, dict]:
+    """Where `steps` steps of gradient descent on `descend_function(c)` from xs, at learning rate
+    lr, end; and where the usual slips end: `piled_up` (each step's gradients added to the
+    earlier steps', as .grad does on Values kept from step to step), `uphill`,
+    `finite_difference` (the constant's slope -sin(b) taken in) and `one_short` (a step fewer)."""
+
+    def slopes(a, b, constant=False):
+        slope = 1.0 - math.tanh(a * b) ** 2
+        return [2.0 * (a - c) + b * slope, a * slope + 2.0 * b - (math.sin(b) if constant else 0)]
+
+    def run(steps=steps, sign=-1.0, constant=False, pile=False) -> list[float]:
+        point, held = list(xs), [0.0, 0.0]
+        for _ in range(steps):
+            grads = slopes(*point, constant)
+            held = [h + g for h, g in zip(held, grads, strict=True)] if pile else grads
+            point = [p + sign * lr * g for p, g in zip(point, held, strict=True)]
+        return point
+
+    slips = {
+        "piled_up": run(pile=True),
+        "uphill": run(sign=1.0),
+        "finite_difference": run(constant=True),
+        "one_short": run(steps=steps - 1),
+    }
+    return run(), slips

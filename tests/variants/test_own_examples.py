@@ -8,10 +8,10 @@ import random
 import nbformat
 import pytest
 import torch
-from own_examples import SLIPS, STRUCTURE
+from own_examples import LESSON_CODE, SLIPS, STRUCTURE
 
 import grader.variants as variants
-from grader.cells import OWN_TASK, grade_id
+from grader.cells import OWN_TASK, grade_id, is_test
 from grader.checks import CheckFailed
 from grader.course import solution_notebook
 from grader.course_keys import key_for
@@ -38,8 +38,29 @@ def _cells(family):
     return cells[answer - 1], cells[answer].source, test.source.split(BEGIN_HIDDEN)[0]
 
 
-def _visible_test(answer: str, test: str) -> None:
+def _lesson_code(family) -> dict:
+    """What a family's answers and visible test use of the lesson's code above the answer (for
+    those in LESSON_CODE): its code cells run, but the setup, tests, cells that raise, own-task
+    cells and IPython's magics."""
     namespace = {"torch": torch}
+    if (family.lesson, family.exercise) not in LESSON_CODE:
+        return namespace
+    cells = nbformat.read(solution_notebook(family.lesson), as_version=4).cells
+    answer = next(i for i, c in enumerate(cells) if grade_id(c) == family.answer_cell)
+    source = "\n\n".join(
+        "\n".join(line for line in c.source.splitlines() if not line.startswith("%"))
+        for c in cells[:answer]
+        if c.cell_type == "code"
+        and c.get("id") != "colab-setup"
+        and not is_test(c)
+        and not {"raises-exception", OWN_TASK} & set(c.metadata.get("tags", []))
+    )
+    exec(compile(source, "<the lesson's cells above>", "exec"), namespace)
+    return namespace
+
+
+def _visible_test(lesson_code: dict, answer: str, test: str) -> None:
+    namespace = dict(lesson_code)
     exec(compile(answer, "<answer>", "exec"), namespace)
     exec(compile(test, "<visible test>", "exec"), namespace)
 
@@ -71,10 +92,11 @@ def test_the_lesson_shows_the_examples_and_its_visible_test_checks_them(family):
 @pytest.mark.parametrize("family", EXAMPLE_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
 def test_the_solution_passes_every_students_visible_test_and_slips_fail_it(family, monkeypatch):
     _, solution, test = _cells(family)
+    lesson_code = _lesson_code(family)
     for student in [None, *CLASS[:12]]:
         if student is not None:
             monkeypatch.setenv(variants.KEY_VARIABLE, key_for(SECRET, student))
-        _visible_test(solution, test)
+        _visible_test(lesson_code, solution, test)
         for wrong, said in SLIPS[family.lesson, family.exercise]:
             with pytest.raises(CheckFailed, match=said):
-                _visible_test(wrong, test)
+                _visible_test(lesson_code, wrong, test)

@@ -6,8 +6,17 @@ student sees. The examples of a family are of one structure, with sizes and coef
 ranges the exercise's wording allows. One module per lesson, as `grader.lesson_checks`.
 """
 
-from grader.variants.examples import lesson_03
+from grader.variants.examples import (
+    lesson_02,
+    lesson_03,
+    lesson_05,
+    lesson_06,
+    lesson_07,
+    lesson_08,
+    lesson_11,
+)
 from grader.variants.examples.base import Example
 
-EXAMPLE_LIST: tuple[Example, ...] = (*lesson_03.EXAMPLES,)
+LESSONS = (lesson_02, lesson_03, lesson_05, lesson_06, lesson_07, lesson_08, lesson_11)
+EXAMPLE_LIST: tuple[Example, ...] = tuple(e for lesson in LESSONS for e in lesson.EXAMPLES)
 EXAMPLES: dict[tuple[str, str], Example] = {(e.lesson, e.exercise): e for e in EXAMPLE_LIST}
