@@ -351,3 +351,60 @@ def check_sgd_step(
             f"sgd_step left {name}.grad = {p.grad}: the exercise asks for it cleared, or the "
             "next backward() adds to it (section 5).",
         )
+
+
+# The visible examples of each student's own (grader.variants.examples.lesson_04): the right
+# values and those of the usual slips, from each example's own closed forms (the gradient of
+# `mse`, of tanh's step, of h**2 + b h), never from a function handed over.
+
+
+def batches_case(example) -> dict:
+    """batch_gradients' example (its Batches): the right gradients of `mse` for its two batches
+    and, for check_batch_gradients, the slips' values (None where a slip shows nothing)."""
+    g0, g1 = example.gradients
+    return {
+        "right": [g0, g1],
+        "added_up": [None, [a + b for a, b in zip(g0, g1, strict=True)]],
+        "overwritten": [g1, None],
+        "summed": [[len(example.y0) * v for v in g0], [len(example.y1) * v for v in g1]],
+    }
+
+
+def accumulated_case(example) -> dict:
+    """accumulated_gradient's example (its Chunks): the full batch's gradient of `mse` and, for
+    check_accumulated_gradient, the slips' values."""
+    full, means, sizes = example.gradient, example.chunk_gradients, example.sizes
+    k, n = len(sizes), len(example.y)
+    total = [sum(g[j] for g in means) for j in range(len(full))]
+    return {
+        "sizes": sizes,
+        "right": full,
+        "by_count": [v / k for v in total],
+        "unscaled": total,
+        "only_last": [v * sizes[-1] / n for v in means[-1]],
+        "only_last_unscaled": means[-1],
+        "summed": [v * n for v in full],
+        "stale": [o + v for o, v in zip(example.old, full, strict=True)],
+    }
+
+
+def fit_sequence_case(example) -> dict:
+    """fit_sequence's example (its Sequence): w after the right loop and, for check_fit_sequence,
+    after the loops of the slips (no state carried in, gradients never cleared)."""
+    return {
+        "right": example.trained(),
+        "unchanged": example.trained(carry=False),
+        "not_cleared": example.trained(clear=False),
+    }
+
+
+def hidden_case(example) -> dict:
+    """hidden_gradient's example (its Chain): the gradient with respect to tanh(x) and, for
+    check_hidden_gradient, those with respect to x (one factor 1 - tanh(x)**2 more) and to the
+    later tensors of the chain."""
+    grads, first = example.gradients(), example.chain()[0]
+    return {
+        "right": grads[0],
+        "of_leaf": [d * (1 - h * h) for d, h in zip(grads[0], first, strict=True)],
+        "later": grads[1:],
+    }

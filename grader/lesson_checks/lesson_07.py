@@ -305,6 +305,35 @@ _CLIPPING = {
 }
 
 
+def clipped_case(example):
+    """clipped_gradient's visible example (`example`: lesson 7's Clipped, g(h) = a h**2 at x): g,
+    the loss a sum(x**6), and for each max_norm (2: clipped, 100: passes unchanged) x.grad and
+    what the slips check_clipped names give there, written out: the gradient into h is 2 a h,
+    times dh/dx = 3 x**2. Only the example's own g: nothing here takes a function."""
+    a = float(example.a)
+
+    def g(h):
+        return a * h**2
+
+    x = torch.tensor(example.x, dtype=torch.float64)
+    slope, into_h = 3 * x**2, 2 * a * x**3
+    unclipped = slope * into_h
+    length, x_length = into_h.norm(), unclipped.norm()
+    cases = []
+    for max_norm, wrong in zip(
+        example.max_norms, (("unclipped", "clamped", "x"), ("stretched",)), strict=True
+    ):
+        slips = {
+            "unclipped": unclipped,
+            "clamped": slope * into_h.clamp(-max_norm, max_norm),
+            "x": unclipped * torch.clamp(max_norm / x_length, max=1.0),
+            "stretched": unclipped * max_norm / length,
+        }
+        right = unclipped * torch.clamp(max_norm / length, max=1.0)
+        cases.append((max_norm, right.float(), {k: slips[k].float() for k in wrong}))
+    return g, float((a * x**6).sum()), cases
+
+
 def check_clipped(x, loss, expected_loss, expected_grad, wrong, drawn=False) -> None:
     """Check clipped_gradient(x, max_norm, g)'s loss and x.grad (`wrong`: x.grad after each
     typical mistake, by name); `drawn`: g was drawn at random."""

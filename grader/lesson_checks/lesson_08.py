@@ -163,6 +163,24 @@ def explaining_vmap_errors():
         yield
 
 
+def per_sample_case(example):
+    """per_sample_grads' visible example (`example`: lesson 8's Batch, w, xs, ys): w, xs, ys, the
+    loss (x @ w - y) ** 2, the right rows 2 (x·w - y) x written out, and what the usual slips
+    give, as check_per_sample's `wrong`: "running" (row i summing the rows 0 to i, as w.grad
+    does unzeroed) and "x" (the gradient with respect to x, 2 (x·w - y) w). Only the example's
+    own loss: nothing here takes a loss."""
+    w, xs, ys = (
+        torch.tensor(values, dtype=torch.float32) for values in (example.w, example.xs, example.ys)
+    )
+
+    def loss(w, x, y):
+        return (x @ w - y) ** 2
+
+    residuals = xs @ w - ys
+    rows = 2 * residuals[:, None] * xs
+    return w, xs, ys, loss, rows, {"running": rows.cumsum(0), "x": 2 * residuals[:, None] * w}
+
+
 def check_per_sample(result, w, expected, wrong, drawn=False) -> None:
     """Check per_sample_grads(w, xs, ys, loss)'s result against `expected` (row i: the gradient
     of example i's loss with respect to w); `wrong`: the result of each typical mistake, by name;

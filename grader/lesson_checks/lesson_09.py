@@ -23,6 +23,9 @@ __all__ = [
     "check_saved_bytes",
     "check_segment_bytes",
     "explaining_inplace_errors",
+    "rectified_tanh_case",
+    "saved_as_case",
+    "saved_bytes_case",
 ]
 
 
@@ -93,6 +96,17 @@ def check_saved_bytes(
     _check_count(result, expected, f"saved_bytes({text}, x)", mistakes)
 
 
+def saved_bytes_case(example) -> tuple[int, int, int, int]:
+    """saved_bytes' visible example (`example`: its Saving, f(t) = v * v * t with v = act(t), on
+    x of n numbers): the right number of bytes and those of the slips check_saved_bytes names,
+    written out. act saves one tensor (its input t or its output v), v * v saves v twice and
+    (v * v) * t saves v * v and t: 5 saves, 3 storages (t, v, v * v) of n numbers each. Only the
+    example's own function: nothing here takes an f."""
+    n, size = len(example.x), {"float32": 4, "float64": 8}[example.dtype]
+    storages, saves = 3, 5
+    return storages * n * size, saves * n * size, storages * n, storages * n * 4
+
+
 # Exercise 3 · Fix the in-place bug
 
 
@@ -146,6 +160,33 @@ def check_rectified_tanh(
     )
 
 
+def rectified_tanh_case(example) -> tuple[torch.Tensor, ...]:
+    """rectified_tanh_grad's visible example (`example`: its Rectified, g(h) = fn(a h) at x),
+    in float64: the right gradient, g'(h) (1 - h**2) with h = tanh(x) where x > 0 and 0 where
+    x < 0, and the values of the slips check_rectified_tanh names: `hidden_change` (h set to 0
+    unseen, so g'(0) (1 - 0**2) where x < 0), `unrectified` (g'(tanh x) (1 - tanh(x)**2)
+    everywhere) and `leaky` (g'(0) (1 - tanh(x)**2) where x < 0). g' of the example's own g,
+    written out: a / (1 + a u), a cos(a u) or a exp(a u)."""
+    a = float(example.a)
+    slope = {
+        "log1p": lambda u: a / (1 + a * u),
+        "sin": lambda u: a * torch.cos(a * u),
+        "exp": lambda u: a * torch.exp(a * u),
+    }[example.fn]
+    x = torch.tensor(example.x, dtype=torch.float64)
+    h = torch.tanh(x)
+    positive = x > 0
+    unrectified = slope(h) * (1 - h**2)
+    at_zero = slope(torch.zeros_like(x))
+    right = torch.where(positive, slope(h.clamp(min=0)) * (1 - h.clamp(min=0) ** 2), 0.0)
+    return (
+        right,
+        torch.where(positive, right, at_zero),
+        unrectified,
+        torch.where(positive, right, at_zero * (1 - h**2)),
+    )
+
+
 # Exercise 4 · Save in lower precision
 
 
@@ -196,6 +237,34 @@ def check_grad_with_saved_as(
         atol=1e-6,
         mistakes={text: value for text, value in mistakes.items() if value is not None},
         drawn="grad_with_saved_as a function f" if drawn else None,
+    )
+
+
+def saved_as_case(example) -> tuple[torch.Tensor, ...]:
+    """grad_with_saved_as' visible example (`example`: its Stored, f(t) = p(t) e^t with p = sin
+    or cos, at float32 x, stored in bfloat16): the gradient backward() computes in float32 from
+    the saved t, p(t) and e^t rounded to bfloat16 and back, p'(t) e^t + p(t) e^t (p' = cos, or
+    -sin), and the values of the slips check_grad_with_saved_as names: `exact` (nothing
+    rounded), `unrestored` (handed back in bfloat16, so p' is computed, and rounded, in bfloat16
+    too) and `other_dtype` (rounded to float16). Only the example's own function, written out."""
+    x = torch.tensor(example.x, dtype=torch.float32)
+
+    def through(dtype):
+        return (lambda v: v) if dtype is None else (lambda v: v.to(dtype).to(torch.float32))
+
+    def gradient(stored, slope_in=None):
+        kept = through(stored)
+        t, p, e = kept(x), kept(getattr(x, example.p)()), kept(x.exp())
+        slope = t.cos() if example.p == "sin" else -t.sin()
+        if slope_in is not None:
+            slope = through(slope_in)(slope)
+        return e * slope + p * e
+
+    return (
+        gradient(torch.bfloat16),
+        gradient(None),
+        gradient(torch.bfloat16, slope_in=torch.bfloat16),
+        gradient(torch.float16),
     )
 
 

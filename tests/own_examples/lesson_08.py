@@ -1,8 +1,9 @@
-"""Lesson 8's examples: the functions of jacobian_by_columns and hvp."""
+"""Lesson 8's examples: the functions of jacobian_by_columns and hvp, the data of
+per_sample_grads."""
 
 import torch
 
-from grader.lesson_checks.lesson_08 import hvp_case, jacobian_case
+from grader.lesson_checks.lesson_08 import hvp_case, jacobian_case, per_sample_case
 
 
 def _products(examples) -> None:
@@ -32,8 +33,32 @@ def _cubic(examples) -> None:
         assert not torch.allclose(slip, expected)
 
 
+def _batch(examples) -> None:
+    """w of entries -2, -1, 1 or 2, three distinct rows xs of whole numbers from 0 to 2, three
+    distinct targets from -1 to 2, no residual 0: the rows and the slips' values given are
+    autograd's, and the slips and the right rows are all apart."""
+    w, xs, ys, loss, rows, wrong = per_sample_case(examples)
+    assert set(examples.w) <= {-2, -1, 1, 2} and len(examples.w) == 2
+    assert len(set(examples.xs)) == 3 and {e for x in examples.xs for e in x} <= {0, 1, 2}
+    assert len(set(examples.ys)) == 3 and set(examples.ys) <= {-1, 0, 1, 2}
+    assert (xs @ w - ys != 0).all() and examples.rows == rows.int().tolist()
+    by_autograd = torch.stack([torch.func.grad(loss)(w, x, y) for x, y in zip(xs, ys, strict=True)])
+    assert torch.equal(by_autograd, rows)
+    to_x = torch.stack(
+        [torch.func.grad(loss, argnums=1)(w, x, y) for x, y in zip(xs, ys, strict=True)]
+    )
+    assert torch.equal(to_x, wrong["x"]) and torch.equal(by_autograd.cumsum(0), wrong["running"])
+    values = [rows, wrong["running"], wrong["x"], rows / 3, rows[-1:].expand(3, 2)]
+    for i, a in enumerate(values):
+        assert not any(torch.allclose(a, b, atol=1e-3) for b in values[i + 1 :])
+
+
 LESSON = "08_forward_mode_and_hessians"
-STRUCTURE = {(LESSON, "jacobian_by_columns"): _products, (LESSON, "hvp"): _cubic}
+STRUCTURE = {
+    (LESSON, "jacobian_by_columns"): _products,
+    (LESSON, "hvp"): _cubic,
+    (LESSON, "per_sample_grads"): _batch,
+}
 
 SLIPS = {
     (LESSON, "jacobian_by_columns"): [
@@ -80,6 +105,43 @@ SLIPS = {
             "    (second,) = torch.autograd.grad(g.sum(), t)\n"
             "    return second\n",
             "the Hessian times a vector of ones",
+        ),
+    ],
+    (LESSON, "per_sample_grads"): [
+        (
+            "def per_sample_grads(w, xs, ys, loss):\n"
+            "    w = w.clone().requires_grad_()\n"
+            "    rows = []\n"
+            "    for x, y in zip(xs, ys):\n"
+            "        loss(w, x, y).backward()\n"
+            "        rows.append(w.grad.clone())\n"
+            "    return torch.stack(rows)\n",
+            "row i holds the sum of the gradients of examples 0 to i",
+        ),
+        (
+            "def per_sample_grads(w, xs, ys, loss):\n"
+            "    return torch.func.vmap(torch.func.grad(loss, argnums=1), in_dims=(None, 0, 0))(\n"
+            "        w, xs, ys\n"
+            "    )\n",
+            "these are the gradients with respect to each x, not w",
+        ),
+        (
+            "def per_sample_grads(w, xs, ys, loss):\n"
+            "    grads = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(w, xs, ys)\n"
+            "    return grads / len(xs)\n",
+            "each row is divided by the number of examples",
+        ),
+        (
+            "def per_sample_grads(w, xs, ys, loss):\n"
+            "    w = w.clone().requires_grad_()\n"
+            "    rows = []\n"
+            "    for x, y in zip(xs, ys):\n"
+            "        if w.grad is not None:\n"
+            "            w.grad.zero_()\n"
+            "        loss(w, x, y).backward()\n"
+            "        rows.append(w.grad)\n"
+            "    return torch.stack(rows)\n",
+            "every row holds the last example's gradient",
         ),
     ],
 }

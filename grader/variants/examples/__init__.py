@@ -9,14 +9,26 @@ ranges the exercise's wording allows. One module per lesson, as `grader.lesson_c
 from grader.variants.examples import (
     lesson_02,
     lesson_03,
+    lesson_04,
     lesson_05,
     lesson_06,
     lesson_07,
     lesson_08,
+    lesson_09,
     lesson_11,
 )
 from grader.variants.examples.base import Example
 
-LESSONS = (lesson_02, lesson_03, lesson_05, lesson_06, lesson_07, lesson_08, lesson_11)
+LESSONS = (
+    lesson_02,
+    lesson_03,
+    lesson_04,
+    lesson_05,
+    lesson_06,
+    lesson_07,
+    lesson_08,
+    lesson_09,
+    lesson_11,
+)
 EXAMPLE_LIST: tuple[Example, ...] = tuple(e for lesson in LESSONS for e in lesson.EXAMPLES)
 EXAMPLES: dict[tuple[str, str], Example] = {(e.lesson, e.exercise): e for e in EXAMPLE_LIST}

@@ -1,6 +1,7 @@
 """Lesson 8's visible examples of each student's own: the functions (and points, directions)
-jacobian_by_columns and hvp differentiate."""
+jacobian_by_columns and hvp differentiate, and the data per_sample_grads is tried on."""
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -156,4 +157,101 @@ class HvpFunctions(Example):
         )
 
 
-EXAMPLES: tuple[Example, ...] = (JacobianFunctions(), HvpFunctions())
+@dataclass(frozen=True)
+class Batch:
+    """Lesson 8's per_sample_grads example: weights w, three examples xs (rows) with targets ys,
+    and the loss (x @ w - y) ** 2, whose gradient for one example is 2 (x·w - y) x."""
+
+    w: tuple[int, int]
+    xs: tuple[tuple[int, int], ...]
+    ys: tuple[int, ...]
+
+    @property
+    def residuals(self) -> list[int]:
+        """x·w - y, one per example."""
+        return [
+            x0 * self.w[0] + x1 * self.w[1] - y
+            for (x0, x1), y in zip(self.xs, self.ys, strict=True)
+        ]
+
+    @property
+    def rows(self) -> list[list[int]]:
+        """Row i: the gradient of example i's loss with respect to w, 2 (x·w - y) x."""
+        return [[2 * r * e for e in x] for r, x in zip(self.residuals, self.xs, strict=True)]
+
+
+def _matrix(rows) -> str:
+    return "[" + ", ".join("[" + ", ".join(f"{e:g}" for e in row) + "]" for row in rows) + "]"
+
+
+def _list(values) -> str:
+    return "[" + ", ".join(f"{e:g}" for e in values) + "]"
+
+
+class PerSampleData(Example):
+    """Lesson 8, exercise 4: per_sample_grads(w, xs, ys, loss), for the squared error of a linear
+    model: w of entries -2, -1, 1 or 2, three distinct rows xs of small whole numbers, three
+    distinct targets from -1 to 2; every residual is not 0, and the slips the visible test names
+    give values apart from the right rows and from each other."""
+
+    lesson = LESSON
+    exercise = answer_cell = "per_sample_grads"
+    what = "example"
+    default = Batch(w=(1, -1), xs=((1, 0), (0, 2), (1, 1)), ys=(0, 1, 2))
+    weights = (-2, -1, 1, 2)
+    candidate_rows = ((1, 0), (0, 2), (1, 1), (0, 1), (2, 1))
+    targets = (-1, 0, 1, 2)
+
+    def every(self) -> list[Batch]:
+        return list(self.grid)
+
+    @functools.cached_property
+    def grid(self) -> tuple[Batch, ...]:
+        """every(), made once: a look at a student's example draws from it."""
+        return tuple(
+            batch
+            for w in itertools.product(self.weights, repeat=2)
+            for xs in itertools.permutations(self.candidate_rows, 3)
+            for ys in itertools.permutations(self.targets, 3)
+            if _apart(batch := Batch(w, xs, ys))
+        )
+
+    def draw(self, rng) -> Batch:
+        """One set of examples, each equally likely, without making every(): w, xs and ys drawn
+        until they are apart (as likely as every() would be)."""
+        while True:
+            w = tuple(rng.choice(self.weights) for _ in range(2))
+            xs = tuple(rng.sample(self.candidate_rows, 3))
+            ys = tuple(rng.sample(self.targets, 3))
+            if _apart(batch := Batch(w, xs, ys)):
+                return batch
+
+    def shown(self, examples: Batch, plain: bool = False) -> str:
+        said = (
+            f"`w = {_list(examples.w)}`, `xs = {_matrix(examples.xs)}`, "
+            f"`ys = {_list(examples.ys)}`, with `loss = lambda w, x, y: (x @ w - y) ** 2`. The "
+            f"residuals x·w - y are `{_list(examples.residuals)}`, so the rows 2 (x·w - y) x "
+            f"are `{_matrix(examples.rows)}`."
+        )
+        return said.replace("`", "") if plain else said
+
+
+def _apart(batch: Batch) -> bool:
+    """No residual is 0, and the right rows and the slips' (running sums, 2 (x·w - y) w, the
+    rows over 3, the last row in each) are all apart (whole numbers and thirds: apart by 1/3)."""
+    residuals = batch.residuals
+    if 0 in residuals:
+        return False
+    rows = [[2 * r * e for e in x] for r, x in zip(residuals, batch.xs, strict=True)]
+    running = [
+        rows[0],
+        [a + b for a, b in zip(*rows[:2], strict=True)],
+        [a + b + c for a, b, c in zip(*rows, strict=True)],
+    ]
+    to_x = [[2 * r * e for e in batch.w] for r in residuals]
+    mean = [[e / 3 for e in row] for row in rows]
+    values = [rows, running, to_x, mean, [rows[-1]] * 3]
+    return all(a != b for a, b in itertools.combinations(values, 2))
+
+
+EXAMPLES: tuple[Example, ...] = (JacobianFunctions(), HvpFunctions(), PerSampleData())
