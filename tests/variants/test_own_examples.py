@@ -3,11 +3,14 @@ from the student's key, of the exercise's structure, shown just before the answe
 visible test, which the solution passes on every student's examples and the usual slips fail
 with the message that names them."""
 
+import ast
 import random
+from pathlib import Path
 
 import nbformat
 import pytest
 import torch
+import yaml
 from own_examples import LESSON_CODE, SLIPS, STRUCTURE
 
 import grader.variants as variants
@@ -39,23 +42,29 @@ def _cells(family):
 
 
 def _lesson_code(family) -> dict:
-    """What a family's answers and visible test use of the lesson's code above the answer (for
-    those in LESSON_CODE): its code cells run, but the setup, tests, cells that raise, own-task
-    cells and IPython's magics."""
-    namespace = {"torch": torch}
-    if (family.lesson, family.exercise) not in LESSON_CODE:
-        return namespace
+    """What a family's answers and visible test use of the lesson's code above the answer: its
+    imports, and for those in LESSON_CODE its code cells run, but the setup, tests, cells that
+    raise, own-task cells and IPython's magics."""
     cells = nbformat.read(solution_notebook(family.lesson), as_version=4).cells
     answer = next(i for i, c in enumerate(cells) if grade_id(c) == family.answer_cell)
-    source = "\n\n".join(
+    above = [
         "\n".join(line for line in c.source.splitlines() if not line.startswith("%"))
         for c in cells[:answer]
         if c.cell_type == "code"
         and c.get("id") != "colab-setup"
         and not is_test(c)
         and not {"raises-exception", OWN_TASK} & set(c.metadata.get("tags", []))
-    )
-    exec(compile(source, "<the lesson's cells above>", "exec"), namespace)
+    ]
+    if (family.lesson, family.exercise) not in LESSON_CODE:
+        imports = [
+            node
+            for source in above
+            for node in ast.parse(source).body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+        above = [ast.unparse(ast.Module(body=imports, type_ignores=[]))]
+    namespace = {"torch": torch}
+    exec(compile("\n\n".join(above), "<the lesson's cells above>", "exec"), namespace)
     return namespace
 
 
@@ -100,3 +109,25 @@ def test_the_solution_passes_every_students_visible_test_and_slips_fail_it(famil
         for wrong, said in SLIPS[family.lesson, family.exercise]:
             with pytest.raises(CheckFailed, match=said):
                 _visible_test(lesson_code, wrong, test)
+
+
+ALTERNATIVE_ANSWERS = Path(__file__).parents[1] / "lessons" / "alternative_answers"
+
+
+@pytest.mark.parametrize("family", EXAMPLE_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
+def test_every_alternative_answer_passes_every_students_visible_test(family, monkeypatch):
+    """Correct answers in other styles than the solution's (the lessons' corpus) pass the visible
+    test on other students' examples too, not only on the class-wide one: a test cell keeps its
+    points only if it passed in the submitter's run, so no example may fail a right answer."""
+    corpus = yaml.safe_load((ALTERNATIVE_ANSWERS / f"{family.lesson}.yml").read_text())
+    answers = [answer for answer in corpus if answer["cell"] == family.answer_cell]
+    assert len(answers) >= 2
+    _, _, test = _cells(family)
+    lesson_code = _lesson_code(family)
+    for student in CLASS[12:20]:
+        monkeypatch.setenv(variants.KEY_VARIABLE, key_for(SECRET, student))
+        for answer in answers:
+            try:
+                _visible_test(lesson_code, answer["answer"], test)
+            except CheckFailed as failure:
+                pytest.fail(f"{answer['style']}, on the examples of {student}: {failure}")
