@@ -131,3 +131,39 @@ def test_every_alternative_answer_passes_every_students_visible_test(family, mon
                 _visible_test(lesson_code, answer["answer"], test)
             except CheckFailed as failure:
                 pytest.fail(f"{answer['style']}, on the examples of {student}: {failure}")
+
+
+@pytest.mark.integration
+def test_a_course_with_examples_on_grades_each_students_solution_in_full(tmp_path, grading_session):
+    """In the real pipeline (the sandbox, the judge), with every lesson's examples on: two
+    students hand in the solution, whose visible tests then run on each one's own examples, and
+    every test of an exercise with examples keeps its points."""
+    import shutil
+
+    from gradebook_rows import gradebook_rows
+
+    from grader.commands.init import init_course
+    from grader.grading.class_run import grade_submissions
+
+    lessons = sorted({family.lesson for family in EXAMPLE_LIST})
+    course = init_course(tmp_path / "course", variants="all")
+    for student in ("ada", "bo"):
+        for lesson in lessons:
+            folder = course.root / "submitted" / student / lesson
+            folder.mkdir(parents=True)
+            shutil.copy(solution_notebook(lesson), folder / f"{lesson}.ipynb")
+    grade_submissions(course, lessons, session=grading_session)
+    points = {}
+    for lesson in lessons:
+        for cell in nbformat.read(solution_notebook(lesson), as_version=4).cells:
+            if grade_id(cell) and cell.metadata["nbgrader"].get("points"):
+                points[lesson, grade_id(cell)] = cell.metadata["nbgrader"]["points"]
+    scores = {(r[0], r[1], r[3]): r[4] for r in gradebook_rows(course)["grade"]}
+    for family in EXAMPLE_LIST:
+        test = f"test_{family.answer_cell}"
+        for student in ("ada", "bo"):
+            assert scores[family.lesson, student, test] == points[family.lesson, test], (
+                family.lesson,
+                student,
+                test,
+            )
