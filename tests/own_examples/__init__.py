@@ -4,29 +4,11 @@ lesson (as `grader.variants.examples`), each keyed by (lesson, exercise):
 - SLIPS: the usual slips its visible test names, as [(a wrong answer's source, what it says)];
 - LESSON_CODE: the families whose answers and tests use the lesson's code above them."""
 
-from own_examples import (
-    lesson_02,
-    lesson_03,
-    lesson_04,
-    lesson_05,
-    lesson_06,
-    lesson_07,
-    lesson_08,
-    lesson_09,
-    lesson_11,
-)
+import importlib
 
-LESSONS = (
-    lesson_02,
-    lesson_03,
-    lesson_04,
-    lesson_05,
-    lesson_06,
-    lesson_07,
-    lesson_08,
-    lesson_09,
-    lesson_11,
-)
+from grader.variants.examples import WITH_EXAMPLES
+
+LESSONS = tuple(importlib.import_module(f"own_examples.lesson_{n:02d}") for n in WITH_EXAMPLES)
 STRUCTURE = {key: check for lesson in LESSONS for key, check in lesson.STRUCTURE.items()}
 SLIPS = {key: slips for lesson in LESSONS for key, slips in lesson.SLIPS.items()}
 LESSON_CODE = {key for lesson in LESSONS for key in getattr(lesson, "LESSON_CODE", ())}
