@@ -5,6 +5,7 @@ with the message that names them."""
 
 import ast
 import random
+import sys
 from pathlib import Path
 
 import nbformat
@@ -23,6 +24,20 @@ from grader.variants.examples import EXAMPLE_LIST
 SECRET = b"a course's secret"
 CLASS = [f"student{i:02d}" for i in range(40)]
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+
+
+@pytest.fixture(autouse=True)
+def process_kept():
+    """Answers run here, in the test's process, and some change it (an alternative answer raises
+    the recursion limit, lessons seed torch): each test hands the process back as it found it,
+    for the tests that run after it there."""
+    limit, grad, dtype = sys.getrecursionlimit(), torch.is_grad_enabled(), torch.get_default_dtype()
+    rng = torch.get_rng_state()
+    yield
+    sys.setrecursionlimit(limit)
+    torch.set_grad_enabled(grad)
+    torch.set_default_dtype(dtype)
+    torch.set_rng_state(rng)
 
 
 @pytest.fixture(autouse=True)
