@@ -2,22 +2,12 @@
 accumulated_gradient differentiate `mse` on, the sequence fit_sequence trains on, and the
 function and points of hidden_gradient's chain."""
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
 
 from grader.variants.examples.base import Example
-
-
-def number(value: float) -> str:
-    """A number as the lesson writes it: 2, -1, 0.5."""
-    return f"{value + 0.0:g}"
-
-
-def numbers(values) -> str:
-    """A list of numbers as the lesson writes it: [2, -1, 0.5]."""
-    return "[" + ", ".join(number(v) for v in values) + "]"
+from grader.variants.examples.writing import far_apart, rounded
 
 
 def floats(values) -> str:
@@ -30,11 +20,6 @@ def rows(matrix) -> str:
     return "[" + ", ".join(floats(row) for row in matrix) + "]"
 
 
-def rounded(values, places: int = 4) -> str:
-    """A list of results, rounded: [0.8, -2]."""
-    return numbers(round(v, places) + 0.0 for v in values)
-
-
 def mse_gradient(w, x, y) -> list[float]:
     """The gradient of mean((x @ w - y)**2) with respect to w, written out:
     (2 / n) x^T (x w - y)."""
@@ -45,15 +30,6 @@ def mse_gradient(w, x, y) -> list[float]:
         2 * sum(e * row[j] for e, row in zip(errors, x, strict=True)) / len(y)
         for j in range(len(w))
     ]
-
-
-def far_apart(*values, by: float = 1e-2) -> bool:
-    """Whether every two of `values` (lists of numbers) differ somewhere by more than `by`."""
-    return all(
-        max(abs(p - q) for p, q in zip(one, other, strict=True)) > by
-        for i, one in enumerate(values)
-        for other in values[i + 1 :]
-    )
 
 
 # Exercise 1 · One gradient per batch
@@ -101,18 +77,13 @@ class BatchGradients(Example):
     shifts = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
     def every(self) -> list[Batches]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Batches, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             b
             for b in itertools.starmap(
                 Batches, itertools.product(self.weights, self.weights, self.shifts, self.shifts)
             )
             if self.clear(b)
-        )
+        ]
 
     @staticmethod
     def clear(b: Batches) -> bool:
@@ -190,19 +161,14 @@ class AccumulatedGradient(Example):
     chunk_sizes = (2, 3)
 
     def every(self) -> list[Chunks]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Chunks, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             c
             for c in itertools.starmap(
                 Chunks,
                 itertools.product(self.weights, self.weights, self.shifts, self.chunk_sizes),
             )
             if self.clear(c)
-        )
+        ]
 
     @staticmethod
     def clear(c: Chunks) -> bool:
@@ -281,18 +247,13 @@ class FitSequence(Example):
     shifts = (-0.2, -0.1, 0.0, 0.1, 0.2)
 
     def every(self) -> list[Sequence]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Sequence, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             s
             for s in itertools.starmap(
                 Sequence, itertools.product(self.starts, self.rates, range(4), self.shifts)
             )
             if far_apart([s.trained()], [s.w0], [s.trained(clear=False)], by=1e-2)
-        )
+        ]
 
     def shown(self, examples: Sequence, plain: bool = False) -> str:
         said = (
@@ -353,12 +314,7 @@ class HiddenGradient(Example):
     points = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0)
 
     def every(self) -> list[Chain]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Chain, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             c
             for c in itertools.starmap(
                 Chain,
@@ -367,7 +323,7 @@ class HiddenGradient(Example):
                 ),
             )
             if self.clear(c)
-        )
+        ]
 
     @staticmethod
     def clear(c: Chain) -> bool:

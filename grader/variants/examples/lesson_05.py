@@ -1,38 +1,12 @@
 """Lesson 5's visible examples of each student's own: the function (and its points, or its start)
 that partial_derivatives, gradient_descent and central_difference are tried on."""
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
 
 from grader.variants.examples.base import Example
-
-
-def number(value: float) -> str:
-    """A coefficient or coordinate as the lesson writes it: 2, -1, 0.5."""
-    return f"{value + 0.0:g}"
-
-
-def numbers(values) -> str:
-    """A list of numbers as the lesson writes it: [2, -1, 0.5]."""
-    return "[" + ", ".join(number(v) for v in values) + "]"
-
-
-def rounded(values, places: int = 4) -> str:
-    """A list of results, rounded: [0, 0.9975, -0.9093]."""
-    return numbers(round(v, places) for v in values)
-
-
-def times(coefficient: float, term: str) -> str:
-    """`coefficient * term`, without a factor 1."""
-    return term if coefficient == 1 else f"{number(coefficient)} * {term}"
-
-
-def minus(name: str, shift: float) -> str:
-    """`name - shift` as the lesson writes it: x - 1, x + 0.5."""
-    return f"{name} - {number(shift)}" if shift > 0 else f"{name} + {number(-shift)}"
-
+from grader.variants.examples.writing import fixed, minus, numbers, rounded, times
 
 # Exercise 2 · Two partial derivatives at many points
 
@@ -77,17 +51,12 @@ class PartialDerivatives(Example):
     shifts = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
     def every(self) -> list[OnPoints]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[OnPoints, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             OnPoints(a, b, tuple(x + dx for x in self.xs), tuple(y + dy for y in self.ys))
             for a, b, dx, dy in itertools.product(
                 self.coefficients, self.frequencies, self.shifts, self.shifts
             )
-        )
+        ]
 
     def shown(self, examples: OnPoints, plain: bool = False) -> str:
         a, b = examples.a, examples.b
@@ -153,18 +122,13 @@ class GradientDescent(Example):
     coordinates = (-2.0, -1.0, 0.5, 1.0, 2.0)
 
     def every(self) -> list[Start]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Start, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             Start(c, k, x0)
             for c, k, x0 in itertools.product(
                 self.centres, self.couplings, itertools.product(self.coordinates, repeat=3)
             )
             if len(set(x0)) == 3 and all(Start(c, k, x0).gradient)
-        )
+        ]
 
     def shown(self, examples: Start, plain: bool = False) -> str:
         x = examples
@@ -206,11 +170,6 @@ class Nudged:
         return f"central_difference({self.formula}, x, 1e-3)"
 
 
-def fixed(value: float) -> str:
-    """A number to six decimals, without trailing zeros: 3.000001, 12."""
-    return f"{value:.6f}".rstrip("0").rstrip(".")
-
-
 class CentralDifference(Example):
     """Lesson 5, exercise 4: central_difference(f, x, h), for a cubic, at two points."""
 
@@ -222,16 +181,11 @@ class CentralDifference(Example):
     coordinates = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0)
 
     def every(self) -> list[Nudged]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Nudged, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             Nudged(c, x)
             for c, x in itertools.product(self.centres, itertools.permutations(self.coordinates, 2))
             if c not in x and abs(x[0] - c) != abs(x[1] - c)
-        )
+        ]
 
     def shown(self, examples: Nudged, plain: bool = False) -> str:
         # for a cubic the central difference is exact but for h**2: 3 (x - c)**2 + h**2

@@ -1,14 +1,13 @@
 """Lesson 7's visible examples of each student's own: the function and points newton_step is
 tried on, and the function g and points of clipped_gradient."""
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from grader.variants.examples.base import Example
-from grader.variants.examples.lesson_05 import fixed, numbers, rounded, times
+from grader.variants.examples.writing import fixed, numbers, rounded, times
 
 
 @dataclass(frozen=True)
@@ -39,17 +38,12 @@ class NewtonStep(Example):
     coordinates = (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0)
 
     def every(self) -> list[Quartic]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Quartic, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             Quartic(a, x)
             for a, x in itertools.product(
                 self.coefficients, itertools.permutations(self.coordinates, 3)
             )
-        )
+        ]
 
     def shown(self, examples: Quartic, plain: bool = False) -> str:
         a = examples.a
@@ -151,18 +145,13 @@ class ClippedGradient(Example):
     coordinates = (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0)
 
     def every(self) -> list[Clipped]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Clipped, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             example
             for a, x in itertools.product(
                 self.coefficients, itertools.permutations(self.coordinates, 3)
             )
             if 2 * 2 < (example := Clipped(a, x)).length < 100 / 2 and _slips_apart(example)
-        )
+        ]
 
     def shown(self, examples: Clipped, plain: bool = False) -> str:
         a, length = examples.a, examples.length

@@ -1,7 +1,6 @@
 """Lesson 8's visible examples of each student's own: the functions (and points, directions)
 jacobian_by_columns and hvp differentiate, and the data per_sample_grads is tried on."""
 
-import functools
 import itertools
 from dataclasses import dataclass
 
@@ -203,18 +202,13 @@ class PerSampleData(Example):
     targets = (-1, 0, 1, 2)
 
     def every(self) -> list[Batch]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Batch, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             batch
             for w in itertools.product(self.weights, repeat=2)
             for xs in itertools.permutations(self.candidate_rows, 3)
             for ys in itertools.permutations(self.targets, 3)
             if _apart(batch := Batch(w, xs, ys))
-        )
+        ]
 
     def draw(self, rng) -> Batch:
         """One set of examples, each equally likely, without making every(): w, xs and ys drawn

@@ -1,13 +1,12 @@
 """Lesson 9's visible examples of each student's own: the function and the input saved_bytes,
 rectified_tanh_grad and grad_with_saved_as are tried on."""
 
-import functools
 import itertools
 import math
 from dataclasses import dataclass
 
 from grader.variants.examples.base import Example
-from grader.variants.examples.lesson_05 import number, rounded
+from grader.variants.examples.writing import number, rounded
 
 
 def tensor(values, dtype: str = "float32") -> str:
@@ -60,17 +59,12 @@ class SavedBytes(Example):
     shifts = (-0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75)
 
     def every(self) -> list[Saving]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Saving, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             Saving(act, tuple(v + shift for v in self.points[:n]), dtype)
             for act, n, dtype, shift in itertools.product(
                 SAVES_OUTPUT + SAVES_INPUT, self.lengths, ("float32", "float64"), self.shifts
             )
-        )
+        ]
 
     def shown(self, examples: Saving, plain: bool = False) -> str:
         n, size, act = len(examples.x), examples.element_size, examples.act
@@ -139,12 +133,8 @@ class RectifiedTanh(Example):
     positives = (0.25, 0.5, 1.0, 1.5, 2.0)
 
     def every(self) -> list[Rectified]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Rectified, ...]:
-        """every(), made once: a look at a student's example draws from it. log1p(a h) is
-        defined for a tanh(x) > -1 only: its examples keep 1 + a tanh(x) above 0.2."""
+        """log1p(a h) is defined for a tanh(x) > -1 only: its examples keep 1 + a tanh(x) above
+        0.2."""
         found = []
         for fn, a, negative, pair, where in itertools.product(
             SLOPES,
@@ -158,7 +148,7 @@ class RectifiedTanh(Example):
             x = list(pair)
             x.insert(where, negative)
             found.append(Rectified(fn, a, tuple(x)))
-        return tuple(found)
+        return found
 
     def shown(self, examples: Rectified, plain: bool = False) -> str:
         said = (
@@ -214,17 +204,12 @@ class GradWithSavedAs(Example):
     coordinates = tuple(v / 4 for v in range(-8, 9) if v)
 
     def every(self) -> list[Stored]:
-        return list(self.grid)
-
-    @functools.cached_property
-    def grid(self) -> tuple[Stored, ...]:
-        """every(), made once: a look at a student's example draws from it."""
-        return tuple(
+        return [
             Stored(p, x)
             for p, x in itertools.product(
                 ("sin", "cos"), itertools.combinations(self.coordinates, 3)
             )
-        )
+        ]
 
     def shown(self, examples: Stored, plain: bool = False) -> str:
         p = examples.p

@@ -5,11 +5,11 @@ The right answers and the usual slips' answers come from `grader.lesson_checks.l
 the visible tests use too; it imports torch, so it is imported only when examples are drawn or
 shown (a notebook has torch loaded by then)."""
 
-import functools
 import itertools
 from dataclasses import dataclass
 
 from grader.variants.examples.base import Example
+from grader.variants.examples.writing import far_apart
 
 LESSON = "11_an_engine_of_your_own"
 
@@ -42,14 +42,6 @@ def _in_brackets(value: float) -> str:
     return f"({_n(value)})" if value < 0 else _n(value)
 
 
-def _apart(*answers, by: float = 1e-3) -> bool:
-    """Whether the answers (lists of numbers) differ pairwise, each pair in one entry at least."""
-    return all(
-        max(abs(p - q) for p, q in zip(one, other, strict=True)) > by
-        for one, other in itertools.combinations(answers, 2)
-    )
-
-
 def _say(markdown: str, plain: bool) -> str:
     """The Markdown, or its plain text: no backticks, no dollar signs."""
     return markdown.replace("`", "").replace("$", "") if plain else markdown
@@ -76,7 +68,6 @@ class OrderGraphs(_EngineExample):
     what = "graphs"
     default = Graphs(x=2.0, c=3.0, d=1.0, w=1.5)
 
-    @functools.cache  # noqa: B019 (one instance, for the process's life)
     def every(self) -> list[Graphs]:
         return [
             Graphs(x, c, d, w)
@@ -117,12 +108,11 @@ class BackwardGraph(_EngineExample):
     what = "graph"
     default = Leaves(x=2.0, y=-1.0)
 
-    @functools.cache  # noqa: B019
     def every(self) -> list[Leaves]:
         every = []
         for x, y in itertools.product(_tenths(5, 25), repeat=2):
             right, slips = _checks().backward_case(x, y)
-            if _apart(list(right.values()), *slips.values(), by=0.05):
+            if far_apart(list(right.values()), *slips.values(), by=0.05):
                 every.append(Leaves(x, y))
         return every
 
@@ -181,12 +171,11 @@ class GradientsFunction(_EngineExample):
     what = "function"
     default = Point(a=0.5, b=-1.0, k=1.0)
 
-    @functools.cache  # noqa: B019
     def every(self) -> list[Point]:
         every = []
         for a, b, k in itertools.product(_tenths(2, 12), _tenths(2, 15), [0.5, 1.0, 1.5, 2.0]):
             right, slips = _checks().gradients_case(a, b, k)
-            if _apart(right, *slips.values(), by=0.01):
+            if far_apart(right, *slips.values(), by=0.01):
                 every.append(Point(a, b, k))
         return every
 
@@ -246,14 +235,13 @@ class DescendFunction(_EngineExample):
     what = "function"
     default = Start(c=1.0, a=0.0, b=0.5)
 
-    @functools.cache  # noqa: B019
     def every(self) -> list[Start]:
         every = []
         for c, a, b in itertools.product([0.5, 1.0, 1.5, 2.0], _tenths(-10, 10, False),
                                          _tenths(2, 10)):  # fmt: skip
             start = Start(c, a, b)
             right, slips = _checks().descend_case(c, start.xs, start.lr, start.steps)
-            if _apart(right, *slips.values(), by=0.01):
+            if far_apart(right, *slips.values(), by=0.01):
                 every.append(start)
         return every
 
