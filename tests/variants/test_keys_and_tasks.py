@@ -30,15 +30,6 @@ SECRET = b"a course's secret"
 CLASS = [f"student{i:02d}" for i in range(40)]
 
 
-@pytest.fixture(autouse=True)
-def no_key(monkeypatch):
-    """Each test starts with no key set in the notebook or by a hub."""
-    monkeypatch.delenv(variants.KEY_VARIABLE, raising=False)
-    variants._chosen.clear()
-    yield
-    variants._chosen.clear()
-
-
 def test_a_key_names_its_student_and_only_the_secret_makes_it():
     key = key_for(SECRET, "alice")
     assert variants.student_of(key) == "alice"

@@ -40,14 +40,6 @@ def process_kept():
     torch.set_rng_state(rng)
 
 
-@pytest.fixture(autouse=True)
-def no_key(monkeypatch):
-    monkeypatch.delenv(variants.KEY_VARIABLE, raising=False)
-    variants._chosen.clear()
-    yield
-    variants._chosen.clear()
-
-
 def _cells(family):
     """The solution's answer cell and the visible part of its test, and the cell before them."""
     cells = nbformat.read(solution_notebook(family.lesson), as_version=4).cells
