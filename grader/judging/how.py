@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from grader.cells import autograded_tests, grade_id, is_answer, is_lesson_code
 from grader.judging import declarations, internals, routes
 from grader.judging.routes import optimizers
-from grader.judging.syntax import bindings_of, bound_names, parsed
+from grader.judging.syntax import bindings_of, bound_names, parsed, walk
 
 DECLARATION = "HOW"  # what the probes name their rules
 
@@ -112,7 +112,7 @@ def _unanswered(statements: list[ast.AST]) -> bool:
         isinstance(node, ast.Raise)
         and "NotImplementedError" in ast.unparse(node.exc or ast.Constant(None))
         for statement in statements
-        for node in ast.walk(statement)
+        for node in walk(statement)
     )
 
 
@@ -157,14 +157,14 @@ def _closure(start: list[ast.AST], bindings: dict[str, list[ast.AST]]) -> list[a
 def _free_names(statement: ast.AST) -> frozenset[str]:
     """The names a statement loads that none of its functions binds for itself."""
     local = set()
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.arg):
             local.add(node.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
     if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
         local -= bound_names(statement)  # the statement's own target is what it binds
-    loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+    loaded = {n.id for n in walk(statement) if isinstance(n, ast.Name)}
     return frozenset(loaded - local)
 
 

@@ -11,7 +11,7 @@ import importlib.util
 import re
 import sys
 
-from grader.judging.syntax import root_name
+from grader.judging.syntax import root_name, walk
 
 INTERNAL_MODULES = {
     "gc", "inspect", "ctypes", "_ctypes", "cffi", "builtins", "importlib", "dis", "marshal",
@@ -74,8 +74,8 @@ def _is_torch_path(node: ast.AST) -> bool:
 
 def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
     """How the cell reaches for the interpreter's or the grader's internals, or None."""
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    for node in ast.walk(tree):
+    called = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call)}
+    for node in walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names]
             modules = names if isinstance(node, ast.Import) else [node.module or ""]
@@ -185,7 +185,7 @@ def _written(node: ast.AST) -> bool:
 
 def _runs_a_magic(tree: ast.Module, call: ast.Call) -> bool:
     """Whether this get_ipython() is one IPython wrote for a %magic or !command."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Attribute) and node.value is call:
             return node.attr in MAGIC_METHODS
     return False

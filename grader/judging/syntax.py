@@ -50,10 +50,16 @@ def bound_names(statement: ast.AST) -> frozenset[str]:
     return frozenset(bound)
 
 
+@functools.lru_cache(maxsize=65536)  # trees are shared (parsed), and each rule walks them again
+def walk(node: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node below `node` and itself, in `ast.walk`'s order."""
+    return tuple(ast.walk(node))
+
+
 def nodes(statements: list[ast.AST]):
     """Every node of the statements."""
     for statement in statements:
-        yield from ast.walk(statement)
+        yield from walk(statement)
 
 
 def attribute_names(statements: list[ast.AST]) -> set[str]:

@@ -3,7 +3,7 @@
 import ast
 import functools
 
-from grader.judging.syntax import nodes
+from grader.judging.syntax import nodes, walk
 
 
 def flag_one(statements: list[ast.AST]) -> str | None:
@@ -33,7 +33,7 @@ def made_optimizers(statements: list[ast.AST]) -> list[str]:
 def _optim_names_in(statement: ast.AST) -> frozenset[str]:
     """The statement's names for torch.optim and what it imports from it."""
     names = set()
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.optim"):
             names |= {a.asname or a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module == "torch":

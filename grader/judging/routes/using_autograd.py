@@ -25,15 +25,16 @@ def _differentiates_its_inputs(statements: list[ast.AST]) -> bool:
     functions = [n for n in nodes(statements) if isinstance(n, kinds)]
     names = AUTOGRAD_ATTRIBUTES | _autograd_aliases(statements)
     for function in functions:
-        tainted = {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
+        inside = list(ast.walk(function))  # walked ROUNDS + 2 times
+        tainted = {a.arg for a in inside if isinstance(a, ast.arg)}
         for _ in range(ROUNDS):
-            for node in ast.walk(function):
+            for node in inside:
                 targets, value = _bound_by(node)
                 if value is not None and _mentions(value, tainted):
                     tainted |= {
                         n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
                     }
-        for call in ast.walk(function):
+        for call in inside:
             if isinstance(call, ast.Call) and any(
                 _mentions(operand, tainted) for operand in _autograd_operands(call, names)
             ):
