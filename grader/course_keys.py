@@ -22,6 +22,7 @@ from pathlib import Path
 from traitlets import List, Unicode
 from traitlets.config import Configurable
 
+from grader.judging import hand_solutions
 from grader.variants import (
     GRADING_VARIABLE,
     KEY_IN_TEXT,
@@ -118,14 +119,14 @@ class Variant:
     def solution(self, exercise: str) -> str | None:
         """The solution's formula for the student's task of `exercise` (None: not varied)."""
         family = FAMILIES.get((self.lesson, exercise))
-        return None if family is None else family.solution(self.task(exercise))
+        return None if family is None else hand_solutions.solution(family, self.task(exercise))
 
     def others(self, exercise: str) -> list[tuple[str, str]]:
         """The exercise's other tasks, each as plain text and with the solution's formula."""
         family = FAMILIES[self.lesson, exercise]
         mine = self.task(exercise)
         return [
-            (family.shown(task, plain=True), family.solution(task))
+            (family.shown(task, plain=True), hand_solutions.solution(family, task))
             for task in family.every()
             if task != mine
         ]

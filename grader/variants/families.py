@@ -1,8 +1,9 @@
 """The exercises whose task varies from student to student, each a *family* of tasks of one
 structure: the class-wide task (what the lesson's text shows), every task a student may draw,
-how a task is shown, and the solution's formula for it, which the grader reads as it reads the
-solution's own (`grader.judging.by_hand`). The tasks of a family are equally hard: the same
-structure, with coefficients from ranges the exercise's wording allows.
+and how a task is shown. A student's notebook imports this module, so it holds no answer: the
+solution's formula for each task is the grading process's (`grader.judging.hand_solutions`). The
+tasks of a family are equally hard: the same structure, with coefficients from ranges the
+exercise's wording allows.
 """
 
 import itertools
@@ -46,10 +47,6 @@ class Family:
         """The task as the notebook shows it (Markdown with TeX, or `plain` text)."""
         raise NotImplementedError
 
-    def solution(self, task: Params) -> str:
-        """The source of the solution's function for `task`, a formula."""
-        raise NotImplementedError
-
     def function(self, task: Params, *x):
         """The task's function at `x` (tensors: its inputs), whose derivative the exercise asks
         for."""
@@ -78,13 +75,6 @@ class ChainRule(Family):
             return f"y = {inner}, z = {outer}"
         return f"$y = {inner}$, $\\;z = {outer}$"
 
-    def solution(self, task: Params) -> str:
-        return (
-            "def dz_dx(x):\n"
-            f"    y = x**2 - {task.b} * x\n"
-            f"    return {3 * task.a} * y**2 * (2 * x - {task.b})\n"
-        )
-
     def function(self, task: Params, x):
         return task.a * (x**2 - task.b * x) ** 3
 
@@ -103,10 +93,6 @@ class MeanGradient(Family):
             return f"out = mean(({inner})^3)"
         return f"$\\text{{out}} = \\frac{{1}}{{n}}\\sum_{{i=1}}^{{n}} ({task.a}x_i + {task.b})^3$"
 
-    def solution(self, task: Params) -> str:
-        a, b = task.a, task.b
-        return f"def mean_grad(x):\n    return {3 * a} * ({a} * x + {b}) ** 2 / x.numel()\n"
-
     def function(self, task: Params, x):
         return ((task.a * x + task.b) ** 3).mean()
 
@@ -123,14 +109,6 @@ class ProductRule(Family):
         if plain:
             return f"g(x) = x^{task.a} sin({times(task.b, 'x')})"
         return f"$g(x) = x^{task.a}\\sin({times(task.b, 'x')})$"
-
-    def solution(self, task: Params) -> str:
-        a, b = task.a, task.b
-        return (
-            "import math\n\n\n"
-            "def dg(x):\n"
-            f"    return {a} * x**{a - 1} * math.sin({b} * x) + {b} * x**{a} * math.cos({b} * x)\n"
-        )
 
     def function(self, task: Params, x):
         import torch
@@ -153,16 +131,6 @@ class Branches(Family):
             return f"f_branch(x) = x**{task.a} if x > 0.5, else {sine}"
         return f"$f(x) = x^{task.a}$ if $x > 0.5$, else $\\{sine}$"
 
-    def solution(self, task: Params) -> str:
-        a, b = task.a, task.b
-        return (
-            "import math\n\n\n"
-            "def df_branch(x):\n"
-            "    if x > 0.5:\n"
-            f"        return {a} * x**{a - 1}\n"
-            f"    return {b} * math.cos({b} * x)\n"
-        )
-
     def function(self, task: Params, x):
         import torch
 
@@ -183,13 +151,6 @@ class Accumulation(Family):
         if plain:
             return f"f(x) = x**{task.a} + {times(task.b, 'x')}"
         return f"$f(x) = x^{task.a} + {times(task.b, 'x')}$"
-
-    def solution(self, task: Params) -> str:
-        a, b = task.a, task.b
-        return (
-            f"def df(x):\n    return {a} * x**{a - 1} + {b}\n\n\n"
-            f"def grad_after_three(x):\n    return 3 * ({a} * x**{a - 1} + {b})\n"
-        )
 
     def function(self, task: Params, x):
         return x**task.a + task.b * x
@@ -212,14 +173,6 @@ class TwoPaths(Family):
         if plain:
             return f"h = {inner}, out = {outer}"
         return f"$h = a \\cdot b + {times(task.a, 'a')}$, $\\;\\text{{out}} = {outer}$"
-
-    def solution(self, task: Params) -> str:
-        k, c = task.a, task.b
-        return (
-            "def grads_by_hand(a, b):\n"
-            f"    h = a * b + {k} * a\n"
-            f"    return {2 * c} * h * (b + {k}), {2 * c} * h * a\n"
-        )
 
     def function(self, task: Params, a, b):
         return task.b * (a * b + task.a * a) ** 2

@@ -213,6 +213,7 @@ def test_a_student_sets_their_key_and_passes_their_own_task(lab, page):
     tasks it shows, the exercise shows their own function, and their own derivation of it
     passes the test cell, where the class-wide answer does not."""
     from grader.course_keys import key_for
+    from grader.judging.hand_solutions import solution
     from grader.variants import params
     from grader.variants.families import FAMILIES
 
@@ -241,8 +242,8 @@ def test_a_student_sets_their_key_and_passes_their_own_task(lab, page):
         assert "the task of ada" in shown and f"{task.b}x" in shown and f"{task.a}y" in shown
     with steps.step("the class-wide answer fails, ada's own passes"):
         for source, passes in (
-            (family.solution(family.default), False),
-            (family.solution(task), True),
+            (solution(family, family.default), False),
+            (solution(family, task), True),
         ):
             type_into_cell(page, answer, source)
             go_to_cell(page, answer)

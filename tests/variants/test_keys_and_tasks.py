@@ -4,6 +4,8 @@ of a family as hard as the others and its solution right, the student's key cell
 import ast
 import itertools
 import random
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import mpmath
@@ -23,6 +25,7 @@ from grader.course_keys import (
 )
 from grader.judging import formulas
 from grader.judging.formula_reading import read
+from grader.judging.hand_solutions import solution
 from grader.judging.syntax import parsed
 from grader.variants.families import FAMILY_LIST
 
@@ -65,15 +68,27 @@ def test_students_get_tasks_of_their_own_from_their_keys(family):
     assert variants.params(family.lesson, family.exercise, None) == family.default
 
 
+def test_a_students_task_comes_without_its_answer():
+    """What a notebook imports to show a student's own tasks holds no solution's formula: those
+    are the grading process's, and importing `grader.variants` loads none of the judge."""
+    shown = "import sys, grader.variants; print(sorted(m for m in sys.modules if 'judging' in m))"
+    loaded = subprocess.run([sys.executable, "-c", shown], capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.strip() == "[]"
+    for family in FAMILY_LIST:
+        task = variants.my_task(family.lesson, family.exercise)
+        assert not [name for name in dir(task) + dir(family) if "solution" in name]
+
+
 @pytest.mark.parametrize("family", FAMILY_LIST, ids=lambda f: f"{f.lesson}/{f.exercise}")
 def test_every_task_is_of_one_structure_and_its_solution_is_its_derivative(family):
     """The solution's formula for each task is a formula the grader reads (as it reads the
     class-wide solution's), equal to autograd's derivative of the task's function, and the task
     shows its own coefficients."""
     draw = random.Random(0)
-    assert len({_structure(family.solution(task)) for task in family.every()}) == 1
+    assert len({_structure(solution(family, task)) for task in family.every()}) == 1
     for task, function in itertools.product(family.every(), family.asked()):
-        formula = read(function, parsed(family.solution(task)).body)
+        formula = read(function, parsed(solution(family, task)).body)
         for _ in range(5):
             x = [draw.uniform(-3, 3) for _ in range(formula.parameters)]
             leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in x]
@@ -206,12 +221,12 @@ def test_the_lesson_shows_the_key_cell_and_the_students_task(family):
     statements = [line for tree in trees if tree for line in tree.body]
     draw = random.Random(1)
     for function in family.asked():
-        solution = read(function, statements)
-        default = read(function, parsed(family.solution(family.default)).body)
+        lessons = read(function, statements)
+        default = read(function, parsed(solution(family, family.default)).body)
         for _ in range(20):
-            x = tuple(mpmath.mpf(draw.uniform(-3, 3)) for _ in range(solution.parameters))
+            x = tuple(mpmath.mpf(draw.uniform(-3, 3)) for _ in range(lessons.parameters))
             shapes = ((),) * len(x)
-            for mine, theirs in zip(solution.results, default.results, strict=True):
+            for mine, theirs in zip(lessons.results, default.results, strict=True):
                 value = formulas.value(mine, x, shapes)
                 assert formulas.agrees(value, formulas.value(theirs, x, shapes))
 

@@ -13,6 +13,7 @@ from grader.course import solution_notebook
 from grader.course_keys import SECRET_NAME, key_for
 from grader.grading.class_run import grade_submissions
 from grader.grading.results import scores_of
+from grader.judging.hand_solutions import solution
 from grader.variants import TASK_LIST, TASKS, params
 from grader.variants.families import FAMILIES
 
@@ -37,7 +38,7 @@ def _submission(key: str, answer_for: str) -> bytes:
         if 'use_course_key("")' in cell.source:
             cell.source = cell.source.replace('use_course_key("")', f'use_course_key("{key}")')
         if grade_id(cell) == "dz_dx":
-            cell.source = FAMILY.solution(_task(answer_for))
+            cell.source = solution(FAMILY, _task(answer_for))
     return nbformat.writes(nb).encode()
 
 
@@ -128,8 +129,8 @@ def test_each_student_is_graded_on_their_own_examples_of_a_general_exercise(cour
     """unbroadcast is answered with general code: every student's answer earns its points, on
     the visible examples of the student who submitted it (dave's, though he worked under
     alice's key), which the graded notebook shows."""
-    solution = nbformat.read(solution_notebook(LESSON), as_version=4)
-    test = next(c for c in solution.cells if grade_id(c) == "test_unbroadcast")
+    solutions = nbformat.read(solution_notebook(LESSON), as_version=4)
+    test = next(c for c in solutions.cells if grade_id(c) == "test_unbroadcast")
     assert _score(course, student, "test_unbroadcast") == test.metadata.nbgrader.points > 0
     (shown,) = _examples_cell(course, student).outputs
     mine = EXAMPLES.shown(params(LESSON, "unbroadcast", key_for(SECRET, student)), plain=True)
