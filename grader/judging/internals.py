@@ -7,9 +7,11 @@ it cannot see every path, which is why no other rule rests on reading)."""
 
 import ast
 import functools
+import importlib
 import importlib.util
 import re
 import sys
+import types
 
 from grader.judging.syntax import root_name, walk
 
@@ -72,10 +74,37 @@ def _is_torch_path(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "torch"
 
 
-def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
-    """How the cell reaches for the interpreter's or the grader's internals, or None."""
+def grader_names(statements) -> dict[str, str]:
+    """The names `statements` give the grader's modules and what they hold, with the dotted path
+    each stands for: `import grader.checks` binds grader, `from grader import checks as c`
+    binds c (grader.checks), `from grader.checks import sys` binds sys (grader.checks.sys)."""
+    names = {}
+    for node in statements:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "grader":
+                    names[alias.asname or "grader"] = alias.name if alias.asname else "grader"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grader":
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def reaches(
+    tree: ast.Module, torch_names: set[str], grader_paths: dict[str, str] | None = None
+) -> str | None:
+    """How the cell reaches for the interpreter's or the grader's internals, or None.
+    `grader_paths`: the notebook's names for the grader's modules (`grader_names`)."""
     called = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call)}
+    paths = {**(grader_paths or {}), **grader_names(walk(tree))}
     for node in walk(tree):
+        beyond = _beyond_student_modules(_grader_path(node, paths))
+        if beyond:
+            return f"reaches {beyond} through the grader's modules"
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grader":
+            for alias in node.names:
+                if beyond := _beyond_student_modules(f"{node.module}.{alias.name}"):
+                    return f"imports {beyond}"
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names]
             modules = names if isinstance(node, ast.Import) else [node.module or ""]
@@ -140,6 +169,57 @@ def reaches(tree: ast.Module, torch_names: set[str]) -> str | None:
             if changed:
                 return "changes torch itself (assigns to one of its attributes)"
     return None
+
+
+def _grader_path(node: ast.AST, paths: dict[str, str]) -> str | None:
+    """The dotted path a name or an attribute path stands for, where it starts from a name of
+    the grader's modules (`paths`), or None."""
+    if not isinstance(node, ast.Attribute | ast.Name):
+        return None
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in paths:
+        return None
+    return ".".join([paths[node.id], *reversed(parts)])
+
+
+@functools.lru_cache(maxsize=4096)
+def _beyond_student_modules(path: str | None) -> str | None:
+    """The first module along `path` (`grader.checks.sys.modules`) that is not one of the
+    modules a lesson's own cells import (`STUDENT_MODULES` and theirs), or None. The path is
+    followed through what those modules hold in this process: any other module, torch's or
+    the grader's, is reached around an import the reading would see."""
+    if not path or path.split(".")[0] != "grader":
+        return None
+    parts = path.split(".")
+    held: object = sys.modules.get("grader")
+    for length in range(2, len(parts) + 1):
+        name = ".".join(parts[:length])
+        if isinstance(held, types.ModuleType):
+            found = getattr(held, parts[length - 1], None)
+            if found is None and _is_module(name):  # not imported here: the module itself
+                if not _student_module(name):
+                    return name
+                found = importlib.import_module(name)
+            held = found
+        else:
+            held = getattr(held, parts[length - 1], None) if held is not None else None
+        if isinstance(held, types.ModuleType) and not _student_module(held.__name__):
+            return name
+    return None
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _student_module(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in STUDENT_MODULES)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -209,6 +209,16 @@ INTERNALS = {
         "sys.path.insert(0, '/tmp')\nfrom peek import parts\n"
     ),
     "a relative import": "from .peek import parts\n",
+    # what a probe imported beside the answer, reached with no import the reading would see
+    "a grader module as an attribute of the package": (
+        "import grader.checks\n_order = grader.random_graphs.backward_order\n"
+    ),
+    "a lesson's checks as an attribute of the package": (
+        "import grader.variants\n_case = grader.lesson_checks.lesson_11.an_order\n"
+    ),
+    "sys through grader.checks": "import grader.checks\n_m = grader.checks.sys.modules\n",
+    "sys imported from grader.checks": "from grader.checks import sys as _s\n_m = _s.modules\n",
+    "os through a module imported from grader": "from grader import variants\n_t = variants.os\n",
 }
 
 
@@ -222,6 +232,19 @@ def test_an_answer_that_reaches_for_internals_earns_nothing_and_is_flagged(case)
     assert set(reading.problems) == {"test_dz_dx"}  # the other exercises keep their marks
 
 
+def test_a_grader_module_named_in_another_cell_is_followed_there():
+    """A name bound to the grader's modules in one answer cell is followed where another uses it."""
+    reading = _read(
+        L3,
+        {
+            "mean_grad": "from grader import checks as _c\n" + _solution_source(L3, "mean_grad"),
+            "dz_dx": "_m = _c.sys.modules\n" + _solution_source(L3, "dz_dx"),
+        },
+    )
+    assert reading.flags == {"dz_dx": "reaches grader.checks.sys through the grader's modules"}
+    assert set(reading.problems) == {"test_dz_dx"}
+
+
 def test_magics_and_ordinary_code_are_not_flagged():
     """%timeit, !commands, a variable named grad, getattr with a written-out name, model.modules()
     and private torch attributes the lessons teach (_saved_self) are what students write."""
@@ -230,6 +253,7 @@ def test_magics_and_ordinary_code_are_not_flagged():
         "_t = '{0.grad:.3f} {1.shape}'.format(torch.ones(1), torch.ones(2))\n"
         "_n = len(list(torch.nn.Linear(1, 1).modules()))\n"
         "_s = (torch.ones(1, requires_grad=True) * torch.ones(1)).grad_fn._saved_self\n"
+        "import grader.variants\n_task = grader.variants.examples.lesson_03\n"
         + _solution_source(L3, "dz_dx")
     )
     assert _read(L3, {"dz_dx": answer}) == how.Reading({}, {})
