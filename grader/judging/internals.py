@@ -189,25 +189,25 @@ def _grader_path(node: ast.AST, paths: dict[str, str]) -> str | None:
 def _beyond_student_modules(path: str | None) -> str | None:
     """The first module along `path` (`grader.checks.sys.modules`) that is not one of the
     modules a lesson's own cells import (`STUDENT_MODULES` and theirs), or None. The path is
-    followed through what those modules hold in this process: any other module, torch's or
-    the grader's, is reached around an import the reading would see."""
+    followed through the modules along it, as they are in this process (no other object's
+    attribute is read here: that could run its code): any other module, torch's or the
+    grader's, is reached around an import the reading would see."""
     if not path or path.split(".")[0] != "grader":
         return None
     parts = path.split(".")
-    held: object = sys.modules.get("grader")
+    held = sys.modules.get("grader")
     for length in range(2, len(parts) + 1):
         name = ".".join(parts[:length])
-        if isinstance(held, types.ModuleType):
-            found = getattr(held, parts[length - 1], None)
-            if found is None and _is_module(name):  # not imported here: the module itself
-                if not _student_module(name):
-                    return name
-                found = importlib.import_module(name)
-            held = found
-        else:
-            held = getattr(held, parts[length - 1], None) if held is not None else None
-        if isinstance(held, types.ModuleType) and not _student_module(held.__name__):
+        found = held.__dict__.get(parts[length - 1])
+        if found is None and _is_module(name):  # not imported here: the module itself
+            if not _student_module(name):
+                return name
+            found = importlib.import_module(name)
+        if not isinstance(found, types.ModuleType):
+            return None  # a function, a class, a value of the module: what it offers
+        if not _student_module(found.__name__):
             return name
+        held = found
     return None
 
 
