@@ -97,8 +97,9 @@ def reaches(
     `grader_paths`: the notebook's names for the grader's modules (`grader_names`)."""
     called = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call)}
     paths = {**(grader_paths or {}), **grader_names(walk(tree))}
+    inner = {id(n.value) for n in walk(tree) if isinstance(n, ast.Attribute)}  # read whole
     for node in walk(tree):
-        beyond = _beyond_student_modules(_grader_path(node, paths))
+        beyond = None if id(node) in inner else _beyond_student_modules(_grader_path(node, paths))
         if beyond:
             return f"reaches {beyond} through the grader's modules"
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grader":
