@@ -213,6 +213,7 @@ def _beyond_student_modules(path: str | None) -> str | None:
 
 
 def _is_module(name: str) -> bool:
+    """Whether the grading process finds a module `name` (importing its parents, not it)."""
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
@@ -227,12 +228,7 @@ def _student_module(name: str) -> bool:
 def _installed(top: str) -> bool:
     """Whether `top` is a module of Python's or of an installed package, as the grading process
     finds it (the lessons ship no module of their own)."""
-    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
-        return True
-    try:
-        return importlib.util.find_spec(top) is not None
-    except (ImportError, ValueError):
-        return False
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names or _is_module(top)
 
 
 def _private_torch(node: ast.Attribute, torch_names: set[str]) -> bool:
