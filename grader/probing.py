@@ -90,7 +90,7 @@ class Draw:
     ) -> RandomGraph:
         """A random graph with shared nodes and paths of different lengths (`random_graphs`);
         `hand_only`: one whose steps the grading process owns (`grader.hand_graphs`), answered
-        only in the order `backward_order` hands over, `runs` passes in all."""
+        only in the graph's `order`, `runs` passes in all."""
         if hand_only:
             return self._functions.graph(
                 *self._next(), leaves=leaves, size=size, steps=steps, runs=runs
@@ -151,13 +151,62 @@ class Observations:
     def __init__(self):
         self.items: list[list] = []
 
-    def __call__(self, label: str, value, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, one_of=()):
+    def __call__(
+        self,
+        label: str,
+        value,
+        *,
+        rtol=DEFAULT_RTOL,
+        atol=DEFAULT_ATOL,
+        one_of=(),
+        nodes: str | None = None,
+        inputs_first: bool = False,
+    ):
         """Record `value` under `label`. The judge compares it with the solution's value, numbers
-        within rtol/atol; with `one_of`, it must instead be one of those strings."""
+        within rtol/atol; with `one_of`, it must instead be one of those strings. With `nodes`
+        ("order" or "map"), `value` is a `node_listing`, judged as a listing of the graph's
+        nodes (`grader.judging.node_listings`): for an order, each node's inputs listed before
+        it where `inputs_first`, after it otherwise."""
         rule = {"rtol": rtol, "atol": atol}
         if one_of:
             rule["one_of"] = sorted(one_of)
+        if nodes:
+            rule = {"nodes": nodes, "inputs_first": inputs_first}
         self.items.append([label, as_data(value), rule])
+
+
+def node_listing(found, root, inputs: Callable) -> list | str:
+    """An answer that lists the nodes of a graph (a list or tuple of them, or a dict keyed by
+    them) as data: [where the root is listed, entries, the dict's values]. Each entry is [its
+    type's name, the first entry that is the same node, where each of its inputs is first listed
+    (-1: nowhere)], `inputs(node)` giving a node's inputs in order; where not listed, -1. Only
+    what the answer lists is read: the graph is not walked here."""
+    if isinstance(found, dict):
+        keys, values = list(found), [_reported(v) for v in found.values()]
+    elif isinstance(found, list | tuple):
+        keys, values = list(found), None
+    else:
+        return type(found).__name__
+    first: dict[int, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(id(key), i)
+    entries = [
+        [type(key).__name__, first[id(key)], [first.get(id(n), -1) for n in inputs(key)]]
+        for key in keys
+    ]
+    return [first.get(id(root), -1), entries, values]
+
+
+def autograd_inputs(node) -> list:
+    """The nodes a grad_fn node sends gradients to, one per entry of next_functions."""
+    return [child for child, _ in getattr(node, "next_functions", ()) if child is not None]
+
+
+def _reported(value):
+    try:
+        return as_data(value)
+    except ProbeError:
+        return f"a {type(value).__name__}"
 
 
 def number(value):

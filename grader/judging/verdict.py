@@ -15,6 +15,7 @@ from nbformat import from_dict
 from nbgrader import utils
 
 from grader.cells import autograded_tests
+from grader.judging import node_listings
 
 INTRO = "Checked again outside this notebook, on inputs chosen at grading time"
 SOURCE_INTRO = "Read from your code at grading time"
@@ -74,7 +75,10 @@ def _compare(reference: list, reported) -> str | None:
             return f"{label}: the code stopped with {_error_kind(item[1])}"
         if item[0] != label:
             return f"{label}: something else was reported in its place"
-        if not _matches(wanted, item[1], rule):
+        if "nodes" in rule:
+            listed = node_listings.problem(wanted, item[1], rule)
+            differences += [f"{label}: {listed}"] if listed else []
+        elif not _matches(wanted, item[1], rule):
             differences.append(_difference(label, wanted))
     if len(reported) > len(reference):
         return "more observations came back than the test asks for"
