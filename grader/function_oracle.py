@@ -164,7 +164,12 @@ class FunctionOracle:
         self.graphs.append(graph)
         self._record(ask, "leaves", "size", "steps", "runs")
         values = [self.crossing.send(value) for value in graph.values]
-        return {"handle": len(self.graphs) - 1, "seed": graph.seed, "values": values}
+        return {
+            "handle": len(self.graphs) - 1,
+            "seed": graph.seed,
+            "values": values,
+            "order": graph.order,
+        }
 
     def _step(self, ask: dict) -> torch.Tensor:
         handle = _integer(ask.get("handle"))

@@ -6,7 +6,7 @@ step: a drawn function of the tensor, A (t + a tanh(b t + c)) with A a square ma
 its elements. Its values are worked out here and handed to the submission's process, which
 builds the same graph on them (`grader.remote_functions`): a step's node there knows its value
 and nothing of its function, and its vector-Jacobian product is asked of this process. Here
-each step answers only in the order the exercise hands over (`backward_order`), from the
+each step answers only in the order the exercise hands over (`HandGraph.order`), from the
 output's step on, once per pass, and the passes are counted, one per call of the answer.
 
 So torch's engine cannot run such a graph: it calls two steps the other way round on every path
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader.random_graphs import backward_order, random_graph
+from grader.random_graphs import counts_of, random_graph
 
 ORDER = (
     "the drawn graph's own nodes answer only when called in the order handed to your function, "
@@ -59,6 +59,7 @@ class HandGraph:
     values: list[torch.Tensor]  # what each step makes, in the order they were made
     steps: list[Step]
     positions: list[int]  # each step's place among the steps in the order handed over
+    order: list[int]  # the order handed over: each node's place in the graph's order of making
     runs: int
     started: int = 0
     last: int | None = None  # the place of the step asked last in this pass
@@ -111,11 +112,22 @@ def draw_hand_graph(
     graph = random_graph(
         random.Random(seed), leaves=leaves, size=size, steps=steps, through=through
     )
-    handed = [nodes[node] for node in backward_order(graph.output) if node in nodes]
+    # The order handed over: from the output's node, a node placed once every entry of
+    # next_functions that points at it has been, the last one to become ready first. It runs
+    # twin1 before twin2, and the last node before h0 * h0's step, against torch's engine.
+    waiting, handed, ready = counts_of(graph.order), [], [graph.output.grad_fn]
+    while ready:
+        handed.append(ready.pop())
+        for child, _ in handed[-1].next_functions:
+            if child is not None:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    ready.append(child)
     positions = [0] * len(drawn)
-    for place, index in enumerate(handed):
+    for place, index in enumerate(nodes[node] for node in handed if node in nodes):
         positions[index] = place
-    return HandGraph(seed, values, drawn, positions, runs)
+    made = {node: i for i, node in enumerate(graph.order)}
+    return HandGraph(seed, values, drawn, positions, [made[node] for node in handed], runs)
 
 
 def hand_graph_truth(record: HandGraph):

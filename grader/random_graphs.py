@@ -3,8 +3,10 @@ nodes used twice by one operation, and nodes with several outputs.
 
 For the exercises that ask for a backward pass run by hand, the grader's drawn graphs pass every
 tensor they make through a *step* (`through`): `grader.hand_graphs` makes those steps the grading
-process's own nodes, which answer only in the order the exercise hands over. `backward_order` is
-that order, the one the probes hand over and the grading process expects.
+process's own nodes, which answer only in the order the exercise hands over. A graph's nodes and
+their consumer counts are known from how it was built (`order_of_making`, `counts_of`): nothing
+here walks a graph, for this module runs beside the answers, and a walk is what the exercises
+ask of them.
 """
 
 import random
@@ -12,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from torch.autograd.graph import get_gradient_edge
 
 UNARY = {
     "sin": torch.sin,
@@ -22,26 +25,24 @@ UNARY = {
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul}
 
 
-def backward_order(output: torch.Tensor) -> list:
-    """A topological order of the graph behind `output`, from `output.grad_fn` on: a node is
-    placed once every consumer has been (consumers counted per entry of `next_functions`), the
-    last one to become ready first."""
-    waiting, todo = {output.grad_fn: 0}, [output.grad_fn]
-    while todo:
-        for child, _ in todo.pop().next_functions:
+def order_of_making(leaves: list[torch.Tensor], made: list[torch.Tensor]) -> list:
+    """The nodes of a graph known from what built it (`made`: every tensor an operation made, in
+    the order they were made): their nodes, the last made first, then each leaf's AccumulateGrad
+    node. A node is made after the nodes of its inputs, so every node comes after all the nodes
+    that use it: a backward order, by construction, with no walk of the graph."""
+    nodes = list(dict.fromkeys(t.grad_fn for t in made if t.grad_fn is not None))
+    return nodes[::-1] + [get_gradient_edge(leaf).node for leaf in leaves]
+
+
+def counts_of(nodes: list) -> dict:
+    """Each of a graph's nodes (all of them, as `order_of_making` lists them) with the number of
+    entries of next_functions that point to it."""
+    counts = dict.fromkeys(nodes, 0)
+    for node in nodes:
+        for child, _ in node.next_functions:
             if child is not None:
-                if child not in waiting:
-                    todo.append(child)
-                waiting[child] = waiting.get(child, 0) + 1
-    order, ready = [], [output.grad_fn]
-    while ready:
-        order.append(ready.pop())
-        for child, _ in order[-1].next_functions:
-            if child is not None:
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    ready.append(child)
-    return order
+                counts[child] += 1
+    return counts
 
 
 @dataclass
@@ -52,6 +53,7 @@ class RandomGraph:
     intermediates: list[torch.Tensor]  # h0, h1, … in the order they were made
     output: torch.Tensor
     formula: str  # how the output was computed, one step per line, for messages
+    order: list  # every node, each after all that use it (see `random_graph`)
 
 
 def random_graph(
@@ -78,10 +80,10 @@ def random_graph(
     With `through`, every intermediate, `h0 * h0` and the output pass through it (a step, so that
     `tensor.grad_fn` is the step's node), and the last node reaches the output twice, through two
     steps added the later one first: `(through(h0 * h0) + (twin2 + twin1) + every leaf).sum()`
-    with `twin1, twin2 = through(last), through(last)`. There, the order `backward_order` hands
-    over calls twin1 before twin2 and the last node before `h0 * h0`'s step, where torch's
-    engine, which runs the node made last among those ready, calls them the other way round; and
-    every intermediate is reached through both twins.
+    with `twin1, twin2 = through(last), through(last)`: torch's engine, which runs the node made
+    last among those ready, runs twin2 first, and every intermediate is reached through both
+    twins (`grader.hand_graphs` hands over an order that runs twin1 first). The graph's `order`
+    is the order of making (`order_of_making`), the last made first.
 
     Everything is drawn from `rng`: the same seed gives the same graph.
     """
@@ -96,9 +98,14 @@ def random_graph(
     nodes = list(tensors)  # the tensors of `size` elements, which later steps may reuse
     names = [f"x{i}" for i in range(leaves)]
     made, made_names, lines = [], [], []
+    built = []  # every tensor an operation made, in the order they were made
+
+    def record(tensor):
+        built.append(tensor)
+        return tensor
 
     def keep(tensor, *, full=True):
-        tensor = through(tensor)
+        tensor = record(through(record(tensor)))
         name = f"h{len(made)}"
         made.append(tensor)
         made_names.append(name)
@@ -117,7 +124,7 @@ def random_graph(
             a, b = keep(first, full=False), keep(second, full=False)
             first, second = made[-2:]
             lines.append(f"{a}, {b} = split({names[previous]}, [{cut}, {size - cut}])")
-            name = keep(torch.cat([second, first * first]))
+            name = keep(torch.cat([second, record(first * first)]))
             lines.append(f"{name} = cat({b}, {a} * {a})")
         elif kind < 0.45:
             op = rng.choice(sorted(UNARY))
@@ -141,13 +148,21 @@ def random_graph(
             lines.append(f"{name} = {op}({', '.join(pair_names)})")
         previous = len(nodes) - 1
     h0, last, leaf_names = made[0], nodes[-1], " + ".join(names[:leaves])
+    every_leaf = 0
     if stepped:
-        square, twin1 = through(h0 * h0), through(last)
-        twin2 = through(last)
-        output = through((square + (twin2 + twin1) + sum(tensors)).sum())
+        square = record(through(record(h0 * h0)))
+        twin1 = record(through(last))
+        twin2 = record(through(last))
+        total = record(square + record(twin2 + twin1))
+        for leaf in tensors:
+            every_leaf = record(every_leaf + leaf)
+        output = record(through(record(record(total + every_leaf).sum())))
         lines.append(f"output = (h0 * h0 + {names[-1]} + {names[-1]} + {leaf_names}).sum()")
         lines.append("(every tensor made passes through a drawn step)")
     else:
-        output = (h0 * h0 + last + sum(tensors)).sum()
+        total = record(record(h0 * h0) + last)
+        for leaf in tensors:
+            every_leaf = record(every_leaf + leaf)
+        output = record(record(total + every_leaf).sum())
         lines.append(f"output = (h0 * h0 + {names[-1]} + {leaf_names}).sum()")
-    return RandomGraph(tensors, made, output, "\n".join(lines))
+    return RandomGraph(tensors, made, output, "\n".join(lines), order_of_making(tensors, built))

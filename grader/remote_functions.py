@@ -13,6 +13,7 @@ holds a term, a coefficient or a count.
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
@@ -89,7 +90,8 @@ class RemoteFunctions:
             return _DrawnStep.apply(tensor, (self, answer["handle"], index, value))
 
         rng = random.Random(answer["seed"])
-        return random_graph(rng, leaves=leaves, size=size, steps=steps, through=through)
+        graph = random_graph(rng, leaves=leaves, size=size, steps=steps, through=through)
+        return replace(graph, order=[graph.order[i] for i in answer["order"]])
 
     def step(self, handle: int, index: int, grad) -> torch.Tensor:
         """A hand graph's step `index`: its vector-Jacobian product at `grad`."""

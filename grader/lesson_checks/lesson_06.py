@@ -16,7 +16,6 @@ from grader.autograd_use import watch_autograd
 from grader.checks import CheckFailed, call, call_shown, check_tensor, require
 from grader.function_oracle import IN_PROCESS, FunctionOracle
 from grader.hand_graphs import hand_graph_truth
-from grader.random_graphs import backward_order
 from grader.remote_functions import RemoteFunctions
 from grader.variants.examples.lesson_06 import COMBINE, MAKE_B, MAKE_Y, REDUCE, USE_Y
 from grader.variants.families import times
@@ -609,9 +608,7 @@ def check_manual_backward_on_examples(manual_backward, examples) -> None:
     # A drawn graph: its own nodes (_DrawnStepBackward) answer only in the order handed over.
     graph, truth = _drawn_graph(runs=1)
     truth.output.backward()
-    run_manual_backward(
-        manual_backward, graph.output, backward_order(graph.output), "a drawn graph"
-    )
+    run_manual_backward(manual_backward, graph.output, list(graph.order), "a drawn graph")
     for i, (leaf, true) in enumerate(zip(graph.leaves, truth.leaves, strict=True)):
         check_tensor(
             leaf.grad,
@@ -680,6 +677,6 @@ def check_gradient_at_on_examples(gradient_at, examples) -> None:
     (want,) = torch.autograd.grad(truth.output, truth.intermediates[0])
     shown = "gradient_at(output, h0, order) for a drawn graph"
     got = call_gradient_at(
-        gradient_at, graph.output, graph.intermediates[0], backward_order(graph.output), shown
+        gradient_at, graph.output, graph.intermediates[0], list(graph.order), shown
     )
     check_tensor(got, want, shown, atol=1e-4)

@@ -1,17 +1,22 @@
 """Lesson 6 (backward by hand): what the grader observes of each answer.
 
 Exercises 4 to 6 receive what the exercise before computes (the consumer counts, a topological
-order) as an argument: the probes build it here, from the graph, so that each exercise is
-observed on its own. Exercises 5 and 6 ask for a backward pass run by hand, without `backward()`
-or `torch.autograd.grad`: their drawn graphs are hand graphs (`grader.hand_graphs`), whose steps
-the grading process answers only in the order handed over, once per call, an order torch's engine
-does not follow; so only a walk that calls the nodes in that order gets their gradients.
+order) as an argument: the probes know them from how each graph was built (`order_of_making`), so
+that each exercise is observed on its own, and nothing here walks a graph, which is what the
+exercises ask of the answers. An answer that lists nodes is reported as data
+(`grader.probing.node_listing`) and judged outside (`grader.judging.node_listings`). Exercises 5
+and 6 ask for a backward pass run by hand, without `backward()` or `torch.autograd.grad`: their
+drawn graphs are hand graphs (`grader.hand_graphs`), whose steps the grading process answers only
+in the order handed over, once per call, an order torch's engine does not follow; so only a walk
+that calls the nodes in that order gets their gradients.
 """
+
+import random
 
 import torch
 
-from grader.probing import by_hand, number
-from grader.random_graphs import backward_order
+from grader.probing import autograd_inputs, by_hand, node_listing, number
+from grader.random_graphs import counts_of, order_of_making
 
 # The walks by hand: what the grading process answers makes the order and the sum at its own
 # nodes inevitable (grader.hand_graphs); an answer that starts torch's engine for the products
@@ -31,11 +36,14 @@ BY_HAND = {
 
 
 def _section_1():
-    """Section 1's out = mean(3 (x + 2)^2), written y * y * 3: leaves, intermediates, output."""
+    """Section 1's out = mean(3 (x + 2)^2), written y * y * 3: leaves, intermediates, output,
+    and every tensor made, in order."""
     x = torch.ones(2, 2, requires_grad=True)
     y = x + 2
-    z = y * y * 3
-    return [x], [y, z], z.mean()
+    yy = y * y
+    z = yy * 3
+    out = z.mean()
+    return [x], [y, z], out, [y, yy, z, out]
 
 
 def _diamond():
@@ -43,7 +51,8 @@ def _diamond():
     x = torch.tensor(2.0, requires_grad=True)
     a = 3 * x
     b = a + 1
-    return [x], [a, b], a * b
+    out = a * b
+    return [x], [a, b], out, [a, b, out]
 
 
 def _twice_and_once():
@@ -51,7 +60,9 @@ def _twice_and_once():
     x = torch.tensor([1.0, -2.0], requires_grad=True)
     y = x.sin()
     plus, square = y + 1, y * y
-    return [x], [y, plus, square], (plus * square).sum()
+    product = plus * square
+    out = product.sum()
+    return [x], [y, plus, square], out, [y, plus, square, product, out]
 
 
 def _unbind():
@@ -59,7 +70,8 @@ def _unbind():
     v = torch.tensor([2.0, 3.0], requires_grad=True)
     p, q = v.unbind()
     pq = p * q
-    return [v], [p, q, pq], pq * q
+    out = pq * q
+    return [v], [p, q, pq], out, [p, q, pq, out]
 
 
 def _chunk():
@@ -67,52 +79,37 @@ def _chunk():
     v = torch.tensor([0.5, -1.0, 1.5, 2.0], requires_grad=True)
     a, b = v.chunk(2)
     a2, b3 = a * 2, b * 3
-    return [v], [a, b, a2, b3], (a2 + b3).sum()
+    total = a2 + b3
+    out = total.sum()
+    return [v], [a, b, a2, b3], out, [a, b, a2, b3, total, out]
 
 
 def _graphs(draw, *, hand_only=False, runs=1):
-    """Fixed graphs and two drawn ones, as (name, leaves, intermediates, output); hand graphs
-    walked `runs` times where `hand_only`."""
-    graphs = [
-        ("section 1's out", *_section_1()),
-        ("the diamond", *_diamond()),
-        ("((y + 1) * (y * y)).sum()", *_twice_and_once()),
-        ("p * q * q with p, q = v.unbind()", *_unbind()),
-        ("(a * 2 + b * 3).sum() with a, b = v.chunk(2)", *_chunk()),
-    ]
+    """Fixed graphs and two drawn ones, as (name, leaves, intermediates, output, order): `order`
+    holds every node, each after all that use it; hand graphs walked `runs` times where
+    `hand_only`."""
+    graphs = []
+    for name, make in [
+        ("section 1's out", _section_1),
+        ("the diamond", _diamond),
+        ("((y + 1) * (y * y)).sum()", _twice_and_once),
+        ("p * q * q with p, q = v.unbind()", _unbind),
+        ("(a * 2 + b * 3).sum() with a, b = v.chunk(2)", _chunk),
+    ]:
+        leaves, intermediates, output, made = make()
+        graphs.append((name, leaves, intermediates, output, order_of_making(leaves, made)))
     for name in ["drawn graph 1", "drawn graph 2"]:
         graph = draw.graph(hand_only=hand_only, runs=runs)
-        graphs.append((name, graph.leaves, graph.intermediates, graph.output))
+        graphs.append((name, graph.leaves, graph.intermediates, graph.output, graph.order))
     return graphs
 
 
-def _consumers(output):
-    """Every node reachable from output.grad_fn, with its consumers, once per entry."""
-    consumers = {output.grad_fn: []}
-    todo = [output.grad_fn]
-    while todo:
-        node = todo.pop()
-        for child, _ in node.next_functions:
-            if child is not None:
-                if child not in consumers:
-                    consumers[child] = []
-                    todo.append(child)
-                consumers[child].append(node)
-    return consumers
-
-
-def _counts(output):
-    """The consumer counts that Exercise 4 receives: a fresh dict for each call."""
-    return {node: len(feeding) for node, feeding in _consumers(output).items()}
-
-
-def _order(output):
-    """A topological order, as Exercises 5 and 6 receive it: a fresh list for each call."""
-    return backward_order(output)
-
-
-def _leaf_node(consumers, leaf):
-    return next(n for n in consumers if getattr(n, "variable", None) is leaf)
+def _counts(order, rng) -> dict:
+    """The consumer counts that Exercise 4 receives, a fresh dict for each call, its nodes in a
+    drawn order (the order of making would be an answer)."""
+    counts, nodes = counts_of(order), list(order)
+    rng.shuffle(nodes)
+    return {node: counts[node] for node in nodes}
 
 
 def test_chain_by_hand(student, observe, draw):
@@ -123,61 +120,38 @@ def test_chain_by_hand(student, observe, draw):
 
 
 def test_consumer_counts(student, observe, draw):
-    for name, leaves, intermediates, output in _graphs(draw):
+    for name, output in [(name, output) for name, _, _, output, _ in _graphs(draw)]:
         counts = student.consumer_counts(output)
-        consumers = _consumers(output)
-        observe(f"{name}: number of entries", len(counts))
-        observe(f"{name}: count of output.grad_fn", counts.get(output.grad_fn))
-        observe(
-            f"{name}: counts of the intermediates' nodes",
-            [counts.get(h.grad_fn) for h in intermediates],
-        )
-        observe(
-            f"{name}: counts of the leaves' AccumulateGrad nodes",
-            [counts.get(_leaf_node(consumers, leaf)) for leaf in leaves],
-        )
-        observe(
-            f"{name}: counts of every node, in the order of a walk from output.grad_fn",
-            [counts.get(node) for node in consumers],
-        )
+        listing = node_listing(counts, output.grad_fn, autograd_inputs)
+        observe(f"{name}: the count of every node", listing, nodes="map")
 
 
 def test_topological_order(student, observe, draw):
-    for name, _, _, output in _graphs(draw):
-        returned = student.topological_order(output, _counts(output))
-        observe(f"{name}: a list or tuple", isinstance(returned, list | tuple))
-        order = list(returned)
-        consumers = _consumers(output)
-        first = {}
-        for i, node in enumerate(order):
-            first.setdefault(node, i)
-        early = sum(
-            1
-            for node, feeding in consumers.items()
-            if node not in first or any(first.get(c, len(order)) > first[node] for c in feeding)
-        )
-        observe(f"{name}: number of entries", len(order))
-        observe(f"{name}: distinct graph nodes listed", sum(1 for n in first if n in consumers))
-        observe(f"{name}: node types", sorted(type(n).__name__ for n in order))
-        observe(f"{name}: nodes missing or placed before a consumer", early)
+    # Only the counts are kept while an answer runs: the order of making is an answer.
+    rng = random.Random(draw.integer(0, 2**31))
+    graphs = [(name, output, _counts(order, rng)) for name, _, _, output, order in _graphs(draw)]
+    for name, output, counts in graphs:
+        returned = student.topological_order(output, counts)
+        listing = node_listing(returned, output.grad_fn, autograd_inputs)
+        observe(f"{name}: the order", listing, nodes="order")
 
 
 def test_manual_backward(student, observe, draw):
     graphs = _graphs(draw, hand_only=True)
-    _, leaves, _, _ = graphs[-1]
+    leaves = graphs[-1][1]
     for leaf in leaves:  # the last graph's leaves hold a gradient already: backward adds to it
         leaf.grad = torch.ones_like(leaf)
-    for name, leaves, _, output in graphs:
-        student.manual_backward(output, _order(output))
+    for name, leaves, _, output, order in graphs:
+        student.manual_backward(output, list(order))
         observe(f"{name}: the leaves' .grad", [leaf.grad for leaf in leaves], atol=1e-4)
 
 
 def test_gradient_at(student, observe, draw):
-    for name, _, intermediates, output in _graphs(draw, hand_only=True, runs=2):
+    for name, _, intermediates, output, order in _graphs(draw, hand_only=True, runs=2):
         if name.startswith("drawn"):
             indices = [0, draw.integer(0, len(intermediates) - 1)]
         else:
             indices = range(len(intermediates))
         for index in indices:
-            gradient = student.gradient_at(output, intermediates[index], _order(output))
+            gradient = student.gradient_at(output, intermediates[index], list(order))
             observe(f"{name}: gradient_at(output, h{index}, order)", gradient, atol=1e-4)

@@ -6,7 +6,9 @@ handed, and no exercise here needs a rule read from the answer's code:
 - Exercises 2 and 3 receive graphs of the grader's own nodes (`lesson_11.Node`): numbers, parents
   and local derivatives drawn at grading time, with no function behind them, so there is nothing
   to evaluate twice (no finite difference) and nothing torch recorded. Exercise 3 also receives
-  the order, one drawn among the graph's valid ones, so it is observed apart from Exercise 2.
+  the order, the order the nodes were made in, so it is observed apart from Exercise 2. Nothing
+  here walks a graph, which is Exercise 2's task: an order is reported as data
+  (`grader.probing.node_listing`) and judged outside (`grader.judging.node_listings`).
 - Exercises 4 and 5 receive programs drawn at grading time (`lesson_11.DrawnProgram`), run on the
   submission's own `Value`. Their secrets are kept by the grading process, outside the
   submission (`grader.drawn_programs`): each input also feeds a constant computed from its value
@@ -26,13 +28,8 @@ import random
 
 import torch
 
-from grader.lesson_checks.lesson_11 import (
-    DrawnProgram,
-    an_order,
-    is_input,
-    order_faults,
-    random_graph,
-)
+from grader.lesson_checks.lesson_11 import DrawnProgram, is_input, random_graph
+from grader.probing import node_listing
 
 # How the exercises ask their answers to be worked out, read from the answers' code in the grading
 # process (grader.judging.how): the engine is the student's own, in plain Python. Code that reaches
@@ -100,34 +97,42 @@ def test_operations(student, observe, draw):
 
 def test_topological_order(student, observe, draw):
     """The deep graph (a recursive walk goes 2000 calls deep or more) comes last, and only after
-    right answers on the others: an answer that
-    keeps no record of visited nodes lists a node once per path, and there are exponentially
-    many paths in a deep graph with shared nodes."""
+    orders with no fault seen on the others: an answer that keeps no record of visited nodes
+    lists a node once per path, and there are exponentially many paths in a deep graph with
+    shared nodes."""
     rng = _rng(draw)
     graphs = [("a small drawn graph", 3, rng.randint(6, 9), 0)]
     graphs += [("a larger drawn graph", 4, rng.randint(15, 25), 0)]
     graphs += [("a drawn graph as deep as a chain", 2, rng.randint(2600, 4000), 3)]
     for name, leaves, steps, reach in graphs:
-        _, output = random_graph(rng, leaves=leaves, steps=steps, reach=reach)
-        order = student.topological_order(output)
-        observe(f"{name}: a list or tuple", isinstance(order, list | tuple))
-        faults = order_faults(list(order), output)
-        for fault, text in [
-            ("foreign", "entries that are no node of the graph"),
-            ("repeated", "nodes listed more than once"),
-            ("missing", "nodes missing"),
-            ("early", "nodes listed before one of their parents"),
-        ]:
-            observe(f"{name}: {text}", faults[fault])
-        if any(faults.values()):
+        output = random_graph(rng, leaves=leaves, steps=steps, reach=reach)[1]
+        listing = node_listing(student.topological_order(output), output, _parents)
+        observe(f"{name}: the order", listing, nodes="order", inputs_first=True)
+        if _plainly_wrong(listing):
             return
+
+
+def _parents(node) -> list:
+    parents = getattr(node, "parents", ())
+    return list(parents) if isinstance(parents, list | tuple) else []
+
+
+def _plainly_wrong(listing) -> bool:
+    """Whether a listing repeats a node, leaves out a parent or lists one late: only to stop
+    before the deep graph (the judge decides, outside)."""
+    if not isinstance(listing, list):
+        return True
+    return any(
+        first != i or any(j < 0 or j > i for j in inputs)
+        for i, (_, first, inputs) in enumerate(listing[1])
+    )
 
 
 def test_backward(student, observe, draw):
     rng = _rng(draw)
     for name, leaves, steps in [("graph 1", 2, rng.randint(5, 8)), ("graph 2", 3, 12)]:
         nodes, output = random_graph(rng, leaves=leaves, steps=steps)
-        student.backward(output, an_order(output, rng))
+        student.backward(output, list(nodes))  # the order they were made in: parents first
         observe(f"drawn {name}: every node's grad, in the order they were made", [
             n.grad for n in nodes
         ])  # fmt: skip

@@ -1,6 +1,7 @@
 """Answers that get around "using autograd" earn nothing: what they differentiate is drawn at
 grading time, so the probe's observations of a typed formula, a finite difference, a Richardson
-extrapolation or a complex step differ from the reference's."""
+extrapolation or a complex step differ from the reference's. Nor do answers to the graph
+exercises that look for a walk of the graph beside them: there is none."""
 
 from pathlib import Path
 
@@ -11,10 +12,11 @@ from answer_runs import SEED, answer_cases, tried_by_lesson
 from grader.judging.verdict import verdict
 
 CORPUS = Path(__file__).parent / "autograd_attacks.yml"
+GRAPH_CORPUS = Path(__file__).parent / "graph_attacks.yml"
 
 
 def _attacks(lesson: str) -> list[dict]:
-    attacks = yaml.safe_load(CORPUS.read_text())
+    attacks = [*yaml.safe_load(CORPUS.read_text()), *yaml.safe_load(GRAPH_CORPUS.read_text())]
     return [
         {"style": a["name"], **{k: a[k] for k in ("cell", "test", "answer")}}
         for a in attacks

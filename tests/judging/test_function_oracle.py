@@ -25,7 +25,6 @@ SUBMISSION_SIDE = textwrap.dedent(
     import torch
     from grader import drawn_functions, drawn_programs, hand_graphs
     from grader.probing import Draw
-    from grader.random_graphs import backward_order
     from grader.remote_functions import RemoteFunctions
 
     asks, answers = map(int, sys.argv[1:3])
@@ -45,7 +44,7 @@ SUBMISSION_SIDE = textwrap.dedent(
     program.run([0.1, 0.2])
     graph = draw.graph(hand_only=True)
     with torch.no_grad():
-        for node in backward_order(graph.output)[:1]:  # its first step, as a walk calls it
+        for node in graph.order[:1]:  # its first step, as a walk calls it
             node(torch.ones_like(graph.output))
     sources = {drawn_functions.__file__, drawn_programs.__file__, hand_graphs.__file__}
     closures = [

@@ -211,10 +211,10 @@ INTERNALS = {
     "a relative import": "from .peek import parts\n",
     # what a probe imported beside the answer, reached with no import the reading would see
     "a grader module as an attribute of the package": (
-        "import grader.checks\n_order = grader.random_graphs.backward_order\n"
+        "import grader.checks\n_order = grader.random_graphs.counts_of\n"
     ),
     "a lesson's checks as an attribute of the package": (
-        "import grader.variants\n_case = grader.lesson_checks.lesson_11.an_order\n"
+        "import grader.variants\n_case = grader.lesson_checks.lesson_11.order_faults\n"
     ),
     "sys through grader.checks": "import grader.checks\n_m = grader.checks.sys.modules\n",
     "sys imported from grader.checks": "from grader.checks import sys as _s\n_m = _s.modules\n",

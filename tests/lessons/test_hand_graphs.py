@@ -6,7 +6,6 @@ import torch
 
 from grader.function_oracle import FunctionOracle
 from grader.hand_graphs import ORDER, hand_graph_truth
-from grader.random_graphs import backward_order
 from grader.remote_functions import RemoteFunctions
 
 
@@ -40,13 +39,13 @@ def test_a_walk_in_the_order_handed_over_gets_the_true_gradients():
     walks in the order handed over, are the gradients of the graph with its steps' functions."""
     for seed in range(40):
         graph, record = _hand_graph(f"key{seed}", runs=16)
-        _walk(graph.output, backward_order(graph.output))
+        _walk(graph.output, graph.order)
         truth = hand_graph_truth(record)
         truth.output.backward(retain_graph=True)
         for walked, true in zip(graph.leaves, truth.leaves, strict=True):
             assert torch.allclose(walked.grad, true.grad, atol=1e-5), seed
         for made, true in zip(graph.intermediates, truth.intermediates, strict=True):
-            reached = _walk(graph.output, backward_order(graph.output), upto=made)
+            reached = _walk(graph.output, graph.order, upto=made)
             (wanted,) = torch.autograd.grad(truth.output, true, retain_graph=True)
             assert torch.allclose(reached, wanted, atol=1e-5), seed
 
@@ -85,7 +84,7 @@ def test_a_pass_asks_each_step_once_and_the_passes_are_counted():
     graph, _ = _hand_graph("key", runs=1)
     with torch.no_grad(), pytest.raises(TypeError, match="of shape"):
         graph.output.grad_fn(torch.ones(99))  # a wrong gradient costs no pass
-    order = backward_order(graph.output)
+    order = graph.order
     steps = [node for node in order if type(node).__name__ == "_DrawnStepBackward"]
     with torch.no_grad(), pytest.raises(TypeError, match="order handed"):
         steps[1](torch.ones(3))  # no pass has started: the output's step comes first
@@ -93,7 +92,7 @@ def test_a_pass_asks_each_step_once_and_the_passes_are_counted():
     with torch.no_grad(), pytest.raises(TypeError, match="once per call of your function"):
         steps[0](torch.ones(()))
     again, _ = _hand_graph("key", runs=2)
-    steps = [n for n in backward_order(again.output) if type(n).__name__ == "_DrawnStepBackward"]
+    steps = [n for n in again.order if type(n).__name__ == "_DrawnStepBackward"]
     with torch.no_grad():
         steps[0](torch.ones(()))
         steps[1](torch.ones(3))

@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from grader.random_graphs import random_graph
+from grader.random_graphs import counts_of, random_graph
 
 
 def _consumers(output) -> dict:
@@ -108,3 +108,19 @@ def test_the_same_seed_gives_the_same_graph():
     assert first.formula == second.formula
     assert torch.equal(first.output, second.output)
     assert [len(h) for h in first.intermediates] == [len(h) for h in second.intermediates]
+
+
+def test_the_order_known_from_the_making_is_a_backward_order_of_every_node():
+    """A graph's `order`, known from how it was built with no walk, lists every node reachable
+    from output.grad_fn once and nothing else, each after every node that uses it; its
+    `counts_of` are the consumer counts a walk finds."""
+    for seed in range(50):
+        for through in (None, lambda t: t * 1.0):
+            graph = random_graph(random.Random(seed), leaves=seed % 3 + 2, through=through)
+            consumers = _consumers(graph.output)
+            assert len(graph.order) == len(set(graph.order)) == len(consumers), seed
+            place = {node: i for i, node in enumerate(graph.order)}
+            for node, feeding in consumers.items():
+                assert all(place[c] < place[node] for c, _ in feeding), (seed, graph.formula)
+            wanted = {node: len(feeding) for node, feeding in consumers.items()}
+            assert counts_of(graph.order) == wanted
