@@ -29,29 +29,41 @@ def _chain(draw, t, length):
     return t
 
 
-def _names(found, leaves: dict):
-    """The leaves found, by name; anything else as '?'. Not a list: its type's name."""
+def _names(found, names: dict):
+    """The leaves found, by name (`names`: each leaf's name by its id); anything else as '?'.
+    Not a list: its type's name."""
     if not isinstance(found, list | tuple):
         return type(found).__name__
-    by_id = {id(leaf): name for name, leaf in leaves.items()}
-    return sorted(by_id.get(id(item), "?") for item in found)
+    return sorted(names.get(id(item), "?") for item in found)
+
+
+def _leaves_cases(draw) -> list:
+    """The graphs leaves_of is asked about, as (shown, output, each leaf's name by its id): the
+    leaves themselves are kept only by the graphs, so none is in reach while an answer runs
+    (the output `x`, a leaf, is its own answer)."""
+    x = draw.tensor(2, 2, requires_grad=True)
+    a, b = draw.tensor(2, requires_grad=True), draw.tensor(2, requires_grad=True)
+    y = _chain(draw, a, draw.integer(1, 3)) * b
+    longer = _chain(draw, y, draw.integer(2, 4))
+    of_x, of_ab = {id(x): "x"}, {id(a): "a", id(b): "b"}
+    cases = [
+        ("x", x, of_x),
+        ("a * b + a", a * b + a, of_ab),
+        ("x * x", x * x, of_x),
+        ("a + a * b", a + a * b, of_ab),
+        ("y + a chain from y", y + longer, of_ab),
+        ("a chain from y * y", longer * y, of_ab),
+    ]
+    for _ in range(4):
+        graph = draw.graph(leaves=draw.integer(2, 4), steps=draw.integer(4, 9))
+        names = {id(leaf): f"x{i}" for i, leaf in enumerate(graph.leaves)}
+        cases.append(("a random graph", graph.output, names))
+    return cases
 
 
 def test_leaves_of(student, observe, draw):
-    x = draw.tensor(2, 2, requires_grad=True)
-    observe("leaves_of(x)", _names(student.leaves_of(x), {"x": x}))
-    a, b = draw.tensor(2, requires_grad=True), draw.tensor(2, requires_grad=True)
-    observe("leaves_of(a * b + a)", _names(student.leaves_of(a * b + a), {"a": a, "b": b}))
-    observe("leaves_of(x * x)", _names(student.leaves_of(x * x), {"x": x}))
-    observe("leaves_of(a + a * b)", _names(student.leaves_of(a + a * b), {"a": a, "b": b}))
-    y = _chain(draw, a, draw.integer(1, 3)) * b
-    longer = _chain(draw, y, draw.integer(2, 4))
-    for shown, result in (("y + a chain from y", y + longer), ("a chain from y * y", longer * y)):
-        observe(f"leaves_of({shown})", _names(student.leaves_of(result), {"a": a, "b": b}))
-    for _ in range(4):
-        graph = draw.graph(leaves=draw.integer(2, 4), steps=draw.integer(4, 9))
-        leaves = {f"x{i}": leaf for i, leaf in enumerate(graph.leaves)}
-        observe("leaves_of(a random graph)", _names(student.leaves_of(graph.output), leaves))
+    for shown, output, names in _leaves_cases(draw):
+        observe(f"leaves_of({shown})", _names(student.leaves_of(output), names))
 
 
 def test_graph_depth(student, observe, draw):
