@@ -78,11 +78,12 @@ def read(nb, rules_: tuple[Rule, ...], lesson_code: frozenset[str] = frozenset()
     bindings = bindings_of([trees[i] for i in code if trees[i]])
     answers = bindings_of([trees[i] for i in code if trees[i] and i in mine])
     torch_names = internals.torch_names(bindings)
+    sys_names = internals.module_names(bindings, "sys")
     grader_paths = internals.grader_names(s for group in bindings.values() for s in group)
     problems, flags = {}, {}
     names = {i: grade_id(nb.cells[i]) or f"cell {i + 1}" for i in mine if trees[i]}
     for index in sorted(names):
-        reaches = internals.reaches(trees[index], torch_names, grader_paths)
+        reaches = internals.reaches(trees[index], torch_names, grader_paths, sys_names)
         if reaches:
             flags[names[index]] = reaches
     for test, cells in _exercises(nb, sorted(names), trees, bindings).items():

@@ -54,24 +54,29 @@ TEMPLATE_ATTRIBUTE = re.compile(r"\{[^{}]*?\.\s*(\w+)")
 
 def torch_names(bindings: dict[str, list[ast.AST]]) -> set[str]:
     """The notebook's names for torch or a part of it (`import torch as t`, `t = torch.nn`)."""
-    names = {"torch"}
+    return module_names(bindings, "torch")
+
+
+def module_names(bindings: dict[str, list[ast.AST]], top: str) -> set[str]:
+    """The notebook's names for module `top` or a part of it (`import sys as s`, `s = sys`)."""
+    names = {top}
     for name, statements in bindings.items():
         for statement in statements:
             if isinstance(statement, ast.Import | ast.ImportFrom):
                 module = getattr(statement, "module", None) or ""
                 imported = [module] + [a.name for a in statement.names]
-                if any(m.split(".")[0] == "torch" for m in imported):
+                if any(m.split(".")[0] == top for m in imported):
                     names.add(name)
-            elif isinstance(statement, ast.Assign) and _is_torch_path(statement.value):
+            elif isinstance(statement, ast.Assign) and _is_path_of(statement.value, top):
                 names.add(name)
     return names
 
 
-def _is_torch_path(node: ast.AST) -> bool:
-    """`torch` or `torch.a.b`: a name for torch itself or one of its parts, not a value."""
+def _is_path_of(node: ast.AST, top: str) -> bool:
+    """`torch` or `torch.a.b`: a name for the module itself or one of its parts, not a value."""
     while isinstance(node, ast.Attribute):
         node = node.value
-    return isinstance(node, ast.Name) and node.id == "torch"
+    return isinstance(node, ast.Name) and node.id == top
 
 
 def grader_names(statements) -> dict[str, str]:
@@ -91,10 +96,14 @@ def grader_names(statements) -> dict[str, str]:
 
 
 def reaches(
-    tree: ast.Module, torch_names: set[str], grader_paths: dict[str, str] | None = None
+    tree: ast.Module,
+    torch_names: set[str],
+    grader_paths: dict[str, str] | None = None,
+    sys_names: frozenset[str] | set[str] = frozenset({"sys"}),
 ) -> str | None:
     """How the cell reaches for the interpreter's or the grader's internals, or None.
-    `grader_paths`: the notebook's names for the grader's modules (`grader_names`)."""
+    `grader_paths`: the notebook's names for the grader's modules (`grader_names`); `sys_names`:
+    its names for sys (`module_names`)."""
     called = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call)}
     paths = {**(grader_paths or {}), **grader_names(walk(tree))}
     inner = {id(n.value) for n in walk(tree) if isinstance(n, ast.Attribute)}  # read whole
@@ -112,6 +121,9 @@ def reaches(
             if isinstance(node, ast.ImportFrom) and node.module in {"grader", "torch"}:
                 modules = [f"{node.module}.{name}" for name in names]
             imported = {a.name for a in node.names} & (INTERNAL_ATTRIBUTES | MODES)
+            from_sys = {a.name for a in node.names} & SYS_ATTRIBUTES
+            if isinstance(node, ast.ImportFrom) and node.module == "sys" and from_sys:
+                return f"uses sys.{sorted(from_sys)[0]}"
             if isinstance(node, ast.ImportFrom) and imported:
                 return f"imports {sorted(imported)[0]}"
             if isinstance(node, ast.ImportFrom) and node.level:
@@ -160,7 +172,10 @@ def reaches(
         elif isinstance(node, ast.Attribute) and _private_torch(node, torch_names):
             return f"uses torch's private {ast.unparse(node)}"
         elif isinstance(node, ast.Attribute) and node.attr in SYS_ATTRIBUTES:
-            if root_name(node) == "sys":
+            held = node.value  # sys, a name for it, or a module's attribute sys (os.sys)
+            if (isinstance(held, ast.Name) and held.id in sys_names) or (
+                isinstance(held, ast.Attribute) and held.attr == "sys"
+            ):
                 return f"uses sys.{node.attr}"
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
             targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
@@ -234,7 +249,7 @@ def _installed(top: str) -> bool:
 def _private_torch(node: ast.Attribute, torch_names: set[str]) -> bool:
     """`torch._functorch…`: a part of torch behind its public API (a path around its rules)."""
     private = node.attr.startswith("_") and not node.attr.startswith("__")
-    return private and _is_torch_path(node) and root_name(node) in torch_names
+    return private and _is_path_of(node, "torch") and root_name(node) in torch_names
 
 
 def _computed_on_torch(call: ast.Call, torch_names: set[str]) -> bool:

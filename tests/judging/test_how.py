@@ -219,6 +219,11 @@ INTERNALS = {
     "sys through grader.checks": "import grader.checks\n_m = grader.checks.sys.modules\n",
     "sys imported from grader.checks": "from grader.checks import sys as _s\n_m = _s.modules\n",
     "os through a module imported from grader": "from grader import variants\n_t = variants.os\n",
+    # sys.modules under another name: every module loaded beside the answer, patched at will
+    "sys under another name": "import sys as _system\n_m = _system.modules\n",
+    "sys bound again": "import sys\n_s = sys\n_m = _s.modules\n",
+    "sys.modules imported by name": "from sys import modules as _m\n",
+    "sys as another module's attribute": "import os\n_m = os.sys.modules\n",
 }
 
 
