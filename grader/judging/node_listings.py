@@ -33,11 +33,11 @@ def problem(wanted, got, rule: dict) -> str | None:
     root, entries, values = _read(got)
     if rule["nodes"] == "map" and values is None:
         return "a list was returned, not a dict"
-    reference = _reading(*_read(wanted))
+    reference = _reading(*_read(wanted)[:2])
     if root < 0:
         return MISSING
     repeated = any(first != i for i, (_, first, _) in enumerate(entries))
-    met, shape = _reading(root, entries, values)
+    met, shape = _reading(root, entries)
     if any(-1 in inputs for _, inputs in shape):
         return MISSING
     if repeated:
@@ -90,7 +90,7 @@ def _index(value, count: int) -> bool:
     return type(value) is int and -1 <= value < count
 
 
-def _reading(root: int, entries: list, _values=None) -> tuple[list[int], list]:
+def _reading(root: int, entries: list) -> tuple[list[int], list]:
     """The entries a walk from the root meets, in the order it meets them (each its first
     occurrence), and the graph as the walk reads it: each node's type and its inputs, by the
     walk's numbers (-1 for an input not listed)."""
