@@ -151,6 +151,8 @@ def reaches(
                 return f"calls {name}()"
             if name in NAME_BUILTINS and _computed_on_torch(node, torch_names):
                 return f"calls {name}() with a computed name on torch"
+            if name in NAME_BUILTINS and _reads_sys(node, sys_names):
+                return f"uses sys.{node.args[1].value}"
             if name in NAME_BUILTINS and len(node.args) >= 2 and not _written(node.args[1]):
                 return f"calls {name}() with a name not written out"
             if name == "get_ipython" and not _runs_a_magic(tree, node):
@@ -172,10 +174,7 @@ def reaches(
         elif isinstance(node, ast.Attribute) and _private_torch(node, torch_names):
             return f"uses torch's private {ast.unparse(node)}"
         elif isinstance(node, ast.Attribute) and node.attr in SYS_ATTRIBUTES:
-            held = node.value  # sys, a name for it, or a module's attribute sys (os.sys)
-            if (isinstance(held, ast.Name) and held.id in sys_names) or (
-                isinstance(held, ast.Attribute) and held.attr == "sys"
-            ):
+            if _names_sys(node.value, sys_names):
                 return f"uses sys.{node.attr}"
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
             targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
@@ -185,6 +184,20 @@ def reaches(
             if changed:
                 return "changes torch itself (assigns to one of its attributes)"
     return None
+
+
+def _reads_sys(call: ast.Call, sys_names) -> bool:
+    """getattr(sys, "modules") and the like: a written-out name, but one of sys's internals."""
+    if len(call.args) < 2 or not _names_sys(call.args[0], sys_names):
+        return False
+    return _written(call.args[1]) and call.args[1].value in SYS_ATTRIBUTES
+
+
+def _names_sys(node: ast.AST, sys_names) -> bool:
+    """sys, a name for it, or a module's attribute sys (os.sys)."""
+    return (isinstance(node, ast.Name) and node.id in sys_names) or (
+        isinstance(node, ast.Attribute) and node.attr == "sys"
+    )
 
 
 def _grader_path(node: ast.AST, paths: dict[str, str]) -> str | None:

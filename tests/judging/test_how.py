@@ -224,6 +224,7 @@ INTERNALS = {
     "sys bound again": "import sys\n_s = sys\n_m = _s.modules\n",
     "sys.modules imported by name": "from sys import modules as _m\n",
     "sys as another module's attribute": "import os\n_m = os.sys.modules\n",
+    "sys.modules through getattr": "import sys as _s\n_m = getattr(_s, 'modules')\n",
 }
 
 
